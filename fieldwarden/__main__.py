@@ -1,0 +1,5 @@
+"""`python -m fieldwarden`."""
+
+from .cli import main
+
+raise SystemExit(main())

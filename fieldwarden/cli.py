@@ -1,0 +1,50 @@
+"""The `fieldwarden` command: subcommands dispatch to the linter (and later the webhook)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Sequence
+
+from . import __version__
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code (0 clean, 1 findings, 2 usage or config error)."""
+    parser = argparse.ArgumentParser(prog="fieldwarden", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"fieldwarden {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+
+    from .linter import cli as lint_cli
+
+    lint = commands.add_parser("lint", help="lint manifests (files, folders, - for stdin)")
+    lint_cli.add_arguments(lint)
+    rules = commands.add_parser("rules", help="list the rules")
+    rules.add_argument("--format", choices=["text", "json"], default="text")
+    explain = commands.add_parser("explain", help="print one rule's documentation")
+    explain.add_argument("rule", help="rule code or name, e.g. FW201 or strategy-type-missing")
+    commands.add_parser("schema", help="print the configuration's JSON Schema")
+
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "lint":
+            return lint_cli.run(args)
+        from . import commands as info
+
+        return int(getattr(info, args.command)(args))
+    except BrokenPipeError:
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # last line of defence: a message, never a traceback
+        if os.environ.get("FIELDWARDEN_DEBUG"):
+            raise
+        print(f"fieldwarden: internal error: {type(exc).__name__}: {exc} "
+              "(set FIELDWARDEN_DEBUG=1 for a traceback and please report it)", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,232 @@
+"""One file, start to finish: read, parse, run object rules, locate, project for set rules.
+
+This is what a worker process runs; everything it returns is plain, picklable data.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterable, NamedTuple
+
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from ..policies.config import Settings
+from ..policies.kube import is_kubernetes_object, object_key
+from ..policies.model import FieldPath, ObjectKey, format_path
+from ..policies.registry import RULES
+from ..policies.rule import OBJECT, SET
+from .discover import is_helm_template
+from .loader import decode, load, locate
+from .suppress import ANNOTATION, Directive, annotation_codes, scan_comments
+
+Locations = dict[FieldPath, tuple[int, int]]
+
+
+class Finding(NamedTuple):
+    """A located violation, ready for suppression and formatting."""
+
+    file: str
+    line: int
+    column: int
+    code: str
+    severity: str
+    object: str
+    field: str
+    message: str
+    hint: str
+    document: int = -1  # index in the YAML stream, for --fix
+    raw_path: FieldPath = ()  # path from the document root, for --fix
+    suppressed: str = ""  # how it was suppressed, if it was
+
+    @property
+    def name(self) -> str:
+        """The rule's kebab-case name."""
+        return str(RULES[self.code].NAME)
+
+
+class ObjectRecord(NamedTuple):
+    """An object as set rules and suppression need it."""
+
+    key: ObjectKey | None
+    label: str
+    projection: dict[str, Any]
+    locations: Locations
+    origin: str
+    document: int
+    prefix: FieldPath  # ("items", i) inside a `kind: List`, else ()
+    ignore: tuple[str, ...] | None | bool  # the ignore annotation's codes (see suppress.annotation_codes)
+    ignore_at: tuple[int, int]
+
+
+class FileResult(NamedTuple):
+    """Everything one file contributes."""
+
+    file: str
+    findings: list[Finding]
+    objects: list[ObjectRecord]
+    directives: list[Directive]
+    spans: list[tuple[int, int]]
+    notice: str
+
+
+def context_paths() -> tuple[FieldPath, ...]:
+    """Union of what set rules read, plus identity."""
+    paths: set[tuple[Any, ...]] = {("apiVersion",), ("kind",), ("metadata", "name"), ("metadata", "namespace")}
+    for rule in RULES.values():
+        if rule.SCOPE == SET:
+            paths.update(tuple(p) for p in rule.CONTEXT_PATHS)
+    return tuple(sorted(paths, key=str))
+
+
+def read_source(path: Path, settings: Settings) -> tuple[bytes | None, str]:
+    """File bytes, or an explanation of why they cannot be had."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(settings.max_file_size + 1)
+    except OSError as exc:
+        reason = "symlink loop" if exc.errno == 40 else (exc.strerror or str(exc))
+        return None, f"cannot read file: {reason}"
+    if len(data) > settings.max_file_size:
+        size = os.path.getsize(path)
+        return None, (
+            f"file is {size:,} bytes, over max-file-size ({settings.max_file_size:,}); not linted"
+        )
+    return data, ""
+
+
+def analyse(display: str, data: bytes | None, error: str, settings: Settings, full: bool, path: Path | None) -> FileResult:
+    """Lint one file's bytes. `full` runs object rules (targets); otherwise only projects."""
+    findings: list[Finding] = []
+    if data is None:
+        return FileResult(display, [_input_finding(display, "FW004", 1, 1, error)], [], [], [], "")
+    text, problem = decode(data)
+    if text is None:
+        assert problem is not None
+        return FileResult(display, [_input_finding(display, *problem)], [], [], [], "")
+    if path is not None and "{{" in text and is_helm_template(path):
+        return FileResult(display, [], [], [], [], f"{display}: skipped: Helm chart template")
+    loaded = load(text)
+    if "{{" in text and (loaded.template_like or any(p.code == "FW001" for p in loaded.problems)):
+        return FileResult(display, [], [], [], [], f"{display}: skipped: Go/Helm template syntax ({{{{ }}}})")
+    findings.extend(_input_finding(display, *problem) for problem in loaded.problems)
+    objects: list[ObjectRecord] = []
+    paths = context_paths()
+    object_rules = [rule for code, rule in RULES.items() if rule.SCOPE == OBJECT and settings.enabled(code)] if full else []
+    for document in loaded.documents:
+        for prefix, node, obj in _objects(document.node, document.data):
+            key = object_key(obj, settings.default_namespace)
+            label = key.label() if key else _label_without_name(obj)
+            for rule in object_rules:
+                for violation in rule.check(obj, settings.rule_conf(rule.CODE)):
+                    line, column = locate(node, violation.path)
+                    findings.append(
+                        Finding(
+                            display, line, column, rule.CODE, settings.severity[rule.CODE], label,
+                            format_path(violation.path, obj), violation.message, violation.hint,
+                            document.index, prefix + tuple(violation.path),
+                        )
+                    )
+            ignore = annotation_codes(obj)
+            ignore_at = locate(node, ("metadata", "annotations", ANNOTATION)) if ignore is not False else (0, 0)
+            locations: Locations = {}
+            projection = _project(obj, node, paths, locations)
+            name_line = locations.get(("metadata", "name"), (node.start_mark.line + 1, 0))[0]
+            objects.append(
+                ObjectRecord(key, label, projection, locations, f"{display}:{name_line}", document.index, prefix, ignore, ignore_at)
+            )
+    directives = scan_comments(text) if full else []
+    spans = [(d.start_line, d.end_line) for d in loaded.documents]
+    return FileResult(display, findings, objects, directives, spans, "")
+
+
+def _input_finding(display: str, code: str, line: int, column: int, message: str) -> Finding:
+    return Finding(display, line, column, code, RULES[code].SEVERITY, "", "", message, "")
+
+
+def _label_without_name(obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata")
+    generate = meta.get("generateName") if isinstance(meta, dict) else None
+    return f"{obj['kind']}/{generate}*" if isinstance(generate, str) else f"{obj['kind']}/(unnamed)"
+
+
+def _objects(node: Node, data: Any) -> Iterable[tuple[FieldPath, Node, dict[str, Any]]]:
+    """Kubernetes objects of a document; the items of a `kind: List` each count."""
+    if not is_kubernetes_object(data):
+        return
+    if data["kind"].endswith("List") and isinstance(data.get("items"), list):
+        items_node = _child(node, "items")
+        for index, item in enumerate(data["items"]):
+            if is_kubernetes_object(item) and isinstance(items_node, SequenceNode) and index < len(items_node.value):
+                yield ("items", index), items_node.value[index], item
+        return
+    yield (), node, data
+
+
+def _child(node: Node, key: str) -> Node | None:
+    if isinstance(node, MappingNode):
+        for key_node, value_node in node.value:
+            if isinstance(key_node, ScalarNode) and key_node.value == key:
+                return value_node
+    return None
+
+
+def _project(obj: Any, node: Node, paths: Iterable[FieldPath], locations: Locations) -> dict[str, Any]:
+    """Copy only `paths` of `obj` (`*` = every list item) and record where each step stands."""
+    out: dict[str, Any] = {}
+    for path in paths:
+        _copy_path(obj, out, node, path, (), locations)
+    return out
+
+
+def _copy_path(src: Any, dst: Any, node: Node | None, path: FieldPath, done: FieldPath, locations: Locations) -> None:
+    part, rest = path[0], path[1:]
+    if part == "*":
+        if not isinstance(src, list):
+            return
+        for index, item in enumerate(src):
+            item_node = node.value[index] if isinstance(node, SequenceNode) and index < len(node.value) else None
+            here = done + (index,)
+            if item_node is not None:
+                locations[here] = (item_node.start_mark.line + 1, item_node.start_mark.column + 1)
+            if not rest:
+                dst[index] = item
+                continue
+            if dst[index] is None:
+                dst[index] = {} if isinstance(item, dict) else ([None] * len(item) if isinstance(item, list) else item)
+            if isinstance(item, (dict, list)):
+                _copy_path(item, dst[index], item_node, rest, here, locations)
+        return
+    if not isinstance(src, dict) or part not in src:
+        return
+    value = src[part]
+    here = done + (part,)
+    key_node, value_node = None, None
+    if isinstance(node, MappingNode):
+        for k, v in node.value:
+            if isinstance(k, ScalarNode) and k.value == part:
+                key_node, value_node = k, v
+    if key_node is not None:
+        locations[here] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+    if not rest:
+        dst[part] = value
+        return
+    if isinstance(value, dict):
+        _copy_path(value, dst.setdefault(part, {}), value_node, rest, here, locations)
+    elif isinstance(value, list):
+        existing = dst.get(part)
+        if not isinstance(existing, list):
+            existing = dst[part] = [None] * len(value)
+        _copy_path(value, existing, value_node, rest, here, locations)
+    else:
+        dst[part] = value
+
+
+def locate_in_record(record: ObjectRecord, path: FieldPath) -> tuple[int, int]:
+    """Position of a set rule's field path: the deepest recorded step of it."""
+    for length in range(len(path), 0, -1):
+        found = record.locations.get(tuple(path[:length]))
+        if found:
+            return found
+    first = next(iter(record.locations.values()), None)
+    return first if first else (int(record.origin.rsplit(":", 1)[1]), 1)

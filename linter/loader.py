@@ -1,0 +1,285 @@
+"""Bytes to documents: YAML/JSON text -> node trees (for positions) and plain data.
+
+Uses PyYAML's C composer for speed and converts nodes to plain Python data itself,
+so that duplicate keys, alias bombs and absurd nesting become findings, not crashes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+try:
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+MAX_DEPTH = 256
+MAX_ALIAS_NODES = 100_000
+
+_STR = "tag:yaml.org,2002:str"
+_MERGE = "tag:yaml.org,2002:merge"
+_CONSTRUCT = {
+    "tag:yaml.org,2002:int": yaml.constructor.SafeConstructor.construct_yaml_int,
+    "tag:yaml.org,2002:float": yaml.constructor.SafeConstructor.construct_yaml_float,
+    "tag:yaml.org,2002:bool": yaml.constructor.SafeConstructor.construct_yaml_bool,
+}
+_SCALARS = yaml.constructor.SafeConstructor()
+_DEEP_BLOCK = re.compile(r"^[ \t\-?:]{200,}", re.M)
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+class InputProblem(NamedTuple):
+    """A problem with the input itself, reported under an input rule code."""
+
+    code: str
+    line: int
+    column: int
+    message: str
+
+
+class Document(NamedTuple):
+    """One YAML document: its node tree, its data, and the lines it spans (1-based)."""
+
+    index: int
+    node: Node
+    data: Any
+    start_line: int
+    end_line: int
+
+
+class Loaded(NamedTuple):
+    """What came out of one text."""
+
+    documents: list[Document]
+    problems: list[InputProblem]
+    template_like: bool  # structure that only makes sense as a Go/Helm template
+
+
+class _TooComplex(Exception):
+    pass
+
+
+class _Builder:
+    """Node tree -> plain data, counting what aliases expand to and noting duplicate keys."""
+
+    __slots__ = ("seen", "in_alias", "aliased", "duplicates", "complex_keys")
+
+    def __init__(self) -> None:
+        self.seen: set[int] = set()
+        self.in_alias = 0
+        self.aliased = 0
+        self.duplicates: list[tuple[ScalarNode, ScalarNode]] = []
+        self.complex_keys: list[Node] = []
+
+    def build(self, node: Node, depth: int) -> Any:
+        if node.__class__ is ScalarNode:
+            if self.in_alias:
+                self._count()
+            if node.tag == _STR:
+                return node.value
+            return _scalar(node)
+        if depth > MAX_DEPTH:
+            raise _TooComplex(f"document nests deeper than {MAX_DEPTH} levels")
+        aliased = id(node) in self.seen
+        if aliased:
+            self.in_alias += 1
+        else:
+            self.seen.add(id(node))
+        try:
+            if self.in_alias:
+                self._count()
+            if node.__class__ is MappingNode:
+                return self._mapping(node, depth)
+            return [self.build(item, depth + 1) for item in node.value]
+        finally:
+            if aliased:
+                self.in_alias -= 1
+
+    def _count(self) -> None:
+        self.aliased += 1
+        if self.aliased > MAX_ALIAS_NODES:
+            raise _TooComplex(
+                f"aliases expand to more than {MAX_ALIAS_NODES} nodes (an alias bomb?)"
+            )
+
+    def _mapping(self, node: MappingNode, depth: int) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        key_nodes: dict[str, ScalarNode] = {}
+        merges: list[Node] = []
+        for key_node, value_node in node.value:
+            if key_node.__class__ is not ScalarNode:
+                self.complex_keys.append(key_node)
+                continue
+            if key_node.tag == _MERGE:
+                merges.append(value_node)
+                continue
+            key = key_node.value
+            if key in key_nodes:
+                self.duplicates.append((key_nodes[key], key_node))
+            key_nodes[key] = key_node
+            result[key] = self.build(value_node, depth + 1)
+        for merge in merges:
+            sources = merge.value if merge.__class__ is SequenceNode else [merge]
+            for source in sources:
+                merged = self.build(source, depth + 1)
+                if isinstance(merged, dict):
+                    for key, value in merged.items():
+                        result.setdefault(key, value)
+        return result
+
+
+def _scalar(node: ScalarNode) -> Any:
+    construct = _CONSTRUCT.get(node.tag)
+    if construct is not None:
+        try:
+            return construct(_SCALARS, node)
+        except (ValueError, yaml.YAMLError):
+            return node.value
+    if node.tag == "tag:yaml.org,2002:null":
+        return None
+    # Timestamps, binary and application tags stay text, as Kubernetes' YAML-to-JSON does.
+    return node.value
+
+
+def _nesting_depth_exceeds(text: str, limit: int) -> bool:
+    """Cheap textual screen, then an exact event count: libyaml's composer recurses in C."""
+    suspicious = _DEEP_BLOCK.search(text) is not None
+    if not suspicious and text.count("[") + text.count("{") > limit:
+        depth = 0
+        for match in _BRACKETS.finditer(text):
+            depth += 1 if match.group() in "[{" else -1
+            if depth > limit:
+                suspicious = True
+                break
+    if not suspicious:
+        return False
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > limit:
+                    return True
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return False  # the composer will report the syntax error itself
+    return False
+
+
+def decode(data: bytes) -> tuple[str | None, InputProblem | None]:
+    """Bytes to text: UTF-8 (with or without BOM) or UTF-16/32 with a BOM, nothing else."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16"), None
+        except UnicodeDecodeError as exc:
+            return None, InputProblem("FW004", 1, 1, f"not valid UTF-16: {exc.reason}")
+    if b"\x00" in data:
+        line = data.count(b"\n", 0, data.index(b"\x00")) + 1
+        return None, InputProblem("FW004", line, 1, "binary file (contains NUL bytes), not YAML")
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        return None, InputProblem(
+            "FW004", line, column, f"not valid UTF-8 (byte 0x{data[exc.start]:02x}); save the file as UTF-8"
+        )
+
+
+def load(text: str) -> Loaded:
+    """Parse every document of a YAML (or JSON) stream; problems instead of exceptions."""
+    problems: list[InputProblem] = []
+    documents: list[Document] = []
+    if _nesting_depth_exceeds(text, MAX_DEPTH):
+        return Loaded([], [InputProblem("FW005", 1, 1, f"document nests deeper than {MAX_DEPTH} levels")], False)
+    template_like = False
+    loader = _Loader(text)
+    try:
+        index = 0
+        while loader.check_node():
+            node = loader.get_node()
+            if node is None:  # pragma: no cover - check_node said there is one
+                break
+            builder = _Builder()
+            try:
+                data = builder.build(node, 0)
+            except _TooComplex as exc:
+                mark = node.start_mark
+                problems.append(InputProblem("FW005", mark.line + 1, mark.column + 1, str(exc)))
+                data = None
+            except RecursionError:
+                mark = node.start_mark
+                problems.append(InputProblem("FW005", mark.line + 1, mark.column + 1, "document nests too deeply"))
+                data = None
+            for first, again in builder.duplicates:
+                problems.append(
+                    InputProblem(
+                        "FW002",
+                        again.start_mark.line + 1,
+                        again.start_mark.column + 1,
+                        f'duplicate key "{again.value}" (first at line {first.start_mark.line + 1}); '
+                        "Kubernetes rejects the manifest",
+                    )
+                )
+            if builder.complex_keys:
+                template_like = True
+            end = node.end_mark
+            end_line = end.line if end.column == 0 and end.line > node.start_mark.line else end.line + 1
+            documents.append(Document(index, node, data, node.start_mark.line + 1, end_line))
+            index += 1
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        problems.append(InputProblem("FW001", line, column, _syntax_message(exc)))
+    except yaml.YAMLError as exc:
+        problems.append(InputProblem("FW001", 1, 1, str(exc).replace("\n", " ")))
+    finally:
+        loader.dispose()
+    return Loaded(documents, problems, template_like)
+
+
+def _syntax_message(exc: yaml.MarkedYAMLError) -> str:
+    parts = [exc.context or "", exc.problem or ""]
+    return "YAML syntax error: " + " ".join(p for p in parts if p).strip()
+
+
+def locate(root: Node, path: tuple[str | int, ...]) -> tuple[int, int]:
+    """1-based (line, column) of the field at `path`: its key, or its nearest present parent."""
+    node: Node = root
+    mark = root.start_mark
+    for part in path:
+        found: Node | None = None
+        if node.__class__ is MappingNode:
+            wanted = str(part)
+            found_key = None
+            for key_node, value_node in node.value:
+                if key_node.__class__ is ScalarNode and key_node.value == wanted:
+                    found_key, found = key_node, value_node
+            if found_key is None:
+                found_key, found = _find_merged(node, wanted)
+            if found_key is not None:
+                mark = found_key.start_mark
+        elif node.__class__ is SequenceNode and isinstance(part, int) and 0 <= part < len(node.value):
+            found = node.value[part]
+            mark = found.start_mark
+        if found is None:
+            break
+        node = found
+    return mark.line + 1, mark.column + 1
+
+
+def _find_merged(node: MappingNode, wanted: str) -> tuple[Node | None, Node | None]:
+    for key_node, value_node in node.value:
+        if key_node.__class__ is ScalarNode and key_node.tag == _MERGE:
+            sources = value_node.value if value_node.__class__ is SequenceNode else [value_node]
+            for source in sources:
+                if source.__class__ is MappingNode:
+                    for inner_key, inner_value in source.value:
+                        if inner_key.__class__ is ScalarNode and inner_key.value == wanted:
+                            return inner_key, inner_value
+    return None, None

@@ -1,0 +1,195 @@
+"""The policy configuration: its JSON Schema, validation, and the settings it yields.
+
+The same configuration drives the linter, the webhook and the Helm chart; the schema
+is built from the rules' declared options and shipped as `config.schema.json`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from .model import SEVERITIES, SEVERITY_RANK, WARNING
+from .registry import RULES, resolve
+
+SCHEMA_FILE = Path(__file__).with_name("config.schema.json")
+DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
+
+
+class ConfigError(Exception):
+    """A configuration problem, worded for the person who wrote the configuration."""
+
+
+def build_schema() -> dict[str, Any]:
+    """The JSON Schema of the configuration, from the registry's rule options."""
+    codes = {"type": "array", "items": {"type": "string", "minLength": 1}}
+    rule_defs: dict[str, Any] = {}
+    rule_props: dict[str, Any] = {}
+    for code, rule in RULES.items():
+        rule_defs[code] = {
+            "type": "object",
+            "description": f"{rule.NAME}: options of rule {code}",
+            "properties": {"severity": {"enum": list(SEVERITIES)}, **rule.OPTIONS},
+            "additionalProperties": False,
+        }
+        rule_props[code] = {"$ref": f"#/$defs/{code}"}
+        rule_props[rule.NAME] = {"$ref": f"#/$defs/{code}"}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "fieldwarden policy configuration",
+        "description": "`.fieldwarden.yaml`, or [tool.fieldwarden] in pyproject.toml",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "select": {**codes, "description": "rule codes, code prefixes or names to enable"},
+            "ignore": {**codes, "description": "rule codes, code prefixes or names to disable"},
+            "fail-on": {"enum": list(SEVERITIES), "description": "lowest severity that fails the run"},
+            "exclude": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "description": "glob patterns of paths (relative to the configuration) to skip",
+            },
+            "default-namespace": {
+                "type": "string",
+                "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+                "maxLength": 63,
+                "description": "namespace of objects that set none",
+            },
+            "max-file-size": {"type": "integer", "minimum": 1, "description": "bytes"},
+            "context": {
+                "type": "boolean",
+                "description": "load the project's other manifests as context for cross-file rules",
+            },
+            "rules": {"type": "object", "properties": rule_props, "additionalProperties": False},
+        },
+        "$defs": rule_defs,
+    }
+
+
+def validate(data: Any, source: str) -> None:
+    """Raise ConfigError naming the first bad key, if `data` does not fit the schema."""
+    import jsonschema  # only when a configuration exists: it costs ~100 ms to import
+
+    validator = jsonschema.Draft202012Validator(build_schema())
+    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    if errors:
+        error = errors[0]
+        where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
+        message = error.message
+        if error.validator == "additionalProperties":
+            extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+            message = "unknown key " + ", ".join(repr(k) for k in extra)
+        raise ConfigError(f"{source}: {where}: {message}")
+
+
+class Settings:
+    """Resolved configuration: which rules run, how severe they are, and their options."""
+
+    def __init__(self, data: Mapping[str, Any] | None = None, source: str | None = None) -> None:
+        data = data or {}
+        self.source = source
+        self.select: tuple[str, ...] = tuple(data.get("select", ("FW",)))
+        self.ignore: tuple[str, ...] = tuple(data.get("ignore", ()))
+        self.fail_on: str = data.get("fail-on", WARNING)
+        self.exclude: tuple[str, ...] = tuple(data.get("exclude", ()))
+        self.default_namespace: str = data.get("default-namespace", "default")
+        self.max_file_size: int = data.get("max-file-size", DEFAULT_MAX_FILE_SIZE)
+        self.context: bool = data.get("context", True)
+        self.severity: dict[str, str] = {code: rule.SEVERITY for code, rule in RULES.items()}
+        self.options: dict[str, dict[str, Any]] = {code: dict(rule.DEFAULTS) for code, rule in RULES.items()}
+        for key, value in (data.get("rules") or {}).items():
+            rule = resolve(key)
+            if rule is None:  # validate() rejects these; Settings stays total anyway
+                continue
+            for option, option_value in value.items():
+                if option == "severity":
+                    self.severity[rule.CODE] = option_value
+                else:
+                    self.options[rule.CODE][option] = option_value
+
+    def with_overrides(
+        self,
+        select: Iterable[str] | None = None,
+        ignore: Iterable[str] | None = None,
+        fail_on: str | None = None,
+        exclude: Iterable[str] = (),
+    ) -> Settings:
+        """A copy with command-line choices applied (they replace the file's lists)."""
+        copy = Settings.__new__(Settings)
+        copy.__dict__.update(self.__dict__)
+        if select is not None:
+            copy.select = tuple(select)
+        if ignore is not None:
+            copy.ignore = tuple(ignore)
+        if fail_on is not None:
+            copy.fail_on = fail_on
+        copy.exclude = self.exclude + tuple(exclude)
+        return copy
+
+    def enabled(self, code: str) -> bool:
+        """Longest matching select/ignore entry wins; on a tie, ignore wins."""
+        best_select = max((_match_length(e, code) for e in self.select), default=0)
+        best_ignore = max((_match_length(e, code) for e in self.ignore), default=0)
+        return best_select > best_ignore
+
+    def fails(self, severity: str) -> bool:
+        """Whether a finding of this severity fails the run."""
+        return SEVERITY_RANK[severity] >= SEVERITY_RANK[self.fail_on]
+
+    def rule_conf(self, code: str) -> dict[str, Any]:
+        """The options a rule's check receives (defaults merged with configuration)."""
+        conf = self.options[code]
+        conf.setdefault("default-namespace", self.default_namespace)
+        return conf
+
+
+def _match_length(entry: str, code: str) -> int:
+    rule = RULES.get(code)
+    if rule is not None and entry.lower() == rule.NAME:
+        return 100  # a full name is as explicit as a full code
+    if entry.upper() == "ALL":
+        return 1
+    return len(entry) if code.startswith(entry.upper()) else 0
+
+
+def unknown_selectors(entries: Iterable[str]) -> list[str]:
+    """Entries that neither prefix any rule code nor name a rule."""
+    bad = []
+    for entry in entries:
+        if entry.upper() == "ALL" or resolve(entry) is not None:
+            continue
+        if not any(code.startswith(entry.upper()) for code in RULES):
+            bad.append(entry)
+    return bad
+
+
+def parse_config_text(text: str, source: str) -> dict[str, Any]:
+    """Parse `.fieldwarden.yaml` or a pyproject.toml's [tool.fieldwarden] table."""
+    if source.endswith(".toml"):
+        try:
+            import tomllib
+        except ImportError:  # pragma: no cover - Python 3.10
+            import tomli as tomllib  # type: ignore[no-redef]
+        try:
+            table = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+        data = table.get("tool", {}).get("fieldwarden", {})
+    else:
+        import yaml
+
+        try:
+            data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{source}: not valid YAML: {str(exc).splitlines()[0]}") from None
+        if data is None:
+            data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the configuration must be a mapping of keys")
+    return data
+
+
+def schema_json() -> str:
+    """The schema as shipped in config.schema.json."""
+    return json.dumps(build_schema(), indent=2, sort_keys=False) + "\n"

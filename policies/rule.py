@@ -1,0 +1,56 @@
+"""The shape of a rule module, and the view of objects that set rules work on.
+
+A rule is a module with constants (CODE, NAME, SEVERITY, SCOPE, OPTIONS, DEFAULTS,
+FIXABLE), a docstring that is its documentation page, and one pure function:
+
+- SCOPE "object": `check(obj, conf)` yields Violations for one object;
+- SCOPE "set": `check_set(objects, targets, conf)` yields `(index, Violation)` for
+  objects of a set (an HPA in one file, its Deployment in another); it sees every
+  object but reports only on the indices in `targets`, and reads only the fields
+  named in `CONTEXT_PATHS` (`*` stands for every list item);
+- SCOPE "input": raised by the front end that reads the input (YAML syntax and the
+  like); the module carries the metadata and documentation only.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
+
+from .model import ObjectKey, Violation
+
+OBJECT = "object"
+SET = "set"
+INPUT = "input"
+
+
+class SetObject(NamedTuple):
+    """One object of the set as a set rule sees it."""
+
+    key: ObjectKey | None
+    data: Mapping[str, Any]
+    origin: str  # "path:line", for messages that point at the other object
+
+
+Conf = Mapping[str, Any]
+ObjectCheck = Iterable[Violation]
+SetCheck = Iterable[tuple[int, Violation]]
+
+RuleModule = ModuleType
+
+
+def summary(rule: ModuleType) -> str:
+    """First line of the rule's documentation."""
+    return (rule.__doc__ or "").strip().splitlines()[0] if rule.__doc__ else ""
+
+
+def run_object_rule(rule: ModuleType, obj: Mapping[str, Any], conf: Conf) -> list[Violation]:
+    """Call an object rule (front ends use this so a rule stays a plain module)."""
+    return list(rule.check(obj, conf))
+
+
+def run_set_rule(
+    rule: ModuleType, objects: Sequence[SetObject], targets: Sequence[int], conf: Conf
+) -> list[tuple[int, Violation]]:
+    """Call a set rule over the objects, reporting on `targets`."""
+    return list(rule.check_set(objects, targets, conf))

@@ -1,0 +1,1 @@
+"""One module per rule: metadata, documentation and a pure check (see policies/rule.py)."""

@@ -1,0 +1,1 @@
+"""The admission webhook (Flask app served by gunicorn); built in its own issue."""
