@@ -60,17 +60,20 @@ class Loaded(NamedTuple):
 
 
 class _TooComplex(Exception):
-    pass
+    def __init__(self, message: str, node: Node) -> None:
+        super().__init__(message)
+        self.node = node
 
 
 class _Builder:
     """Node tree -> plain data, counting what aliases expand to and noting duplicate keys."""
 
-    __slots__ = ("seen", "in_alias", "aliased", "duplicates", "complex_keys")
+    __slots__ = ("seen", "in_alias", "alias_root", "aliased", "duplicates", "complex_keys")
 
     def __init__(self) -> None:
         self.seen: set[int] = set()
         self.in_alias = 0
+        self.alias_root: Node | None = None
         self.aliased = 0
         self.duplicates: list[tuple[ScalarNode, ScalarNode]] = []
         self.complex_keys: list[Node] = []
@@ -83,9 +86,11 @@ class _Builder:
                 return node.value
             return _scalar(node)
         if depth > MAX_DEPTH:
-            raise _TooComplex(f"document nests deeper than {MAX_DEPTH} levels")
+            raise _TooComplex(f"document nests deeper than {MAX_DEPTH} levels", node)
         aliased = id(node) in self.seen
         if aliased:
+            if not self.in_alias:
+                self.alias_root = node
             self.in_alias += 1
         else:
             self.seen.add(id(node))
@@ -98,12 +103,15 @@ class _Builder:
         finally:
             if aliased:
                 self.in_alias -= 1
+                if not self.in_alias:
+                    self.alias_root = None
 
     def _count(self) -> None:
         self.aliased += 1
         if self.aliased > MAX_ALIAS_NODES:
             raise _TooComplex(
-                f"aliases expand to more than {MAX_ALIAS_NODES} nodes (an alias bomb?)"
+                f"aliases of the anchor defined here expand to more than {MAX_ALIAS_NODES:,} nodes (an alias bomb?)",
+                self.alias_root or Node("", "", None, None),
             )
 
     def _mapping(self, node: MappingNode, depth: int) -> dict[str, Any]:
@@ -209,7 +217,7 @@ def load(text: str) -> Loaded:
             try:
                 data = builder.build(node, 0)
             except _TooComplex as exc:
-                mark = node.start_mark
+                mark = exc.node.start_mark or node.start_mark
                 problems.append(InputProblem("FW005", mark.line + 1, mark.column + 1, str(exc)))
                 data = None
             except RecursionError:
