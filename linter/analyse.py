@@ -5,7 +5,9 @@ This is what a worker process runs; everything it returns is plain, picklable da
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
@@ -82,10 +84,14 @@ def context_paths() -> tuple[FieldPath, ...]:
 def read_source(path: Path, settings: Settings) -> tuple[bytes | None, str]:
     """File bytes, or an explanation of why they cannot be had."""
     try:
-        with open(path, "rb") as handle:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(descriptor, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                return None, "cannot read file: not a regular file"
             data = handle.read(settings.max_file_size + 1)
     except OSError as exc:
-        reason = "symlink loop" if exc.errno == 40 else (exc.strerror or str(exc))
+        reason = "symlink loop" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
         return None, f"cannot read file: {reason}"
     if len(data) > settings.max_file_size:
         size = os.path.getsize(path)

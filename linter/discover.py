@@ -47,9 +47,8 @@ def is_manifest_name(name: str) -> bool:
 
 def excluded(path: Path, root: Path, patterns: Iterable[str]) -> bool:
     """Whether `path` matches an exclude glob (relative to `root`; `dir/` and `**` work)."""
-    try:
-        relative = path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
+    relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root)).replace(os.sep, "/")
+    if relative.startswith("../"):
         relative = path.as_posix()
     parts = relative.split("/")
     for pattern in patterns:
