@@ -1,0 +1,98 @@
+"""The policy configuration: discovery, schema validation, select/ignore, severities."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fieldwarden.policies.config import Settings, schema_json, SCHEMA_FILE
+from tests.helpers import lint, write
+
+BROKEN = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+"""
+
+
+def test_shipped_schema_is_current() -> None:
+    assert SCHEMA_FILE.read_text() == schema_json(), "run `fieldwarden schema > policies/config.schema.json`"
+
+
+def test_longest_prefix_wins_and_ties_go_to_ignore() -> None:
+    settings = Settings({"select": ["FW2", "FW305"], "ignore": ["FW20", "FW3"]})
+    assert not settings.enabled("FW201")  # FW20 is longer than FW2
+    assert settings.enabled("FW305")  # the full code beats the FW3 prefix
+    assert not settings.enabled("FW301")
+    assert not Settings({"select": ["FW2"], "ignore": ["FW2"]}).enabled("FW201")
+    assert Settings({"select": ["strategy-type-missing"], "ignore": ["FW2"]}).enabled("FW201")
+
+
+def test_config_found_upward_and_applied(tmp_path: Path) -> None:
+    write(tmp_path, ".fieldwarden.yaml", "select: [FW201, FW305]\nrules:\n  FW201: {severity: error}\n")
+    path = write(tmp_path, "deep/er/web.yaml", BROKEN)
+    run = lint([str(path.name)], cwd=path.parent)
+    assert run.hits() == [
+        ("web.yaml", 4, 3, "FW305"), ("web.yaml", 5, 1, "FW201"), ("web.yaml", 8, 1, "FW201"), ("web.yaml", 11, 3, "FW305")
+    ]
+    assert {f["severity"] for f in run.findings if f["code"] == "FW201"} == {"error"}
+
+
+def test_pyproject_table(tmp_path: Path) -> None:
+    write(tmp_path, "pyproject.toml", '[project]\nname = "x"\n\n[tool.fieldwarden]\nselect = ["FW305"]\n')
+    write(tmp_path, "web.yaml", BROKEN)
+    assert {h[3] for h in lint(["web.yaml"], cwd=tmp_path).hits()} == {"FW305"}
+
+
+def test_bad_config_names_the_key_and_exits_2(tmp_path: Path) -> None:
+    write(tmp_path, ".fieldwarden.yaml", "rules:\n  FW201:\n    severity: fatal\n")
+    write(tmp_path, "web.yaml", BROKEN)
+    run = lint(["web.yaml"], cwd=tmp_path)
+    assert run.code == 2
+    assert "rules.FW201.severity" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_unknown_key_and_unknown_rule_are_named(tmp_path: Path) -> None:
+    write(tmp_path, ".fieldwarden.yaml", "selct: [FW2]\n")
+    write(tmp_path, "web.yaml", BROKEN)
+    run = lint(["web.yaml"], cwd=tmp_path)
+    assert run.code == 2 and "'selct'" in run.stderr
+    write(tmp_path, ".fieldwarden.yaml", "rules:\n  no-such-rule: {}\n")
+    run = lint(["web.yaml"], cwd=tmp_path)
+    assert run.code == 2 and "'no-such-rule'" in run.stderr
+
+
+def test_config_that_is_not_yaml_or_not_a_mapping(tmp_path: Path) -> None:
+    write(tmp_path, "web.yaml", BROKEN)
+    write(tmp_path, ".fieldwarden.yaml", "select: [FW2\n")
+    run = lint(["web.yaml"], cwd=tmp_path)
+    assert run.code == 2 and "not valid YAML" in run.stderr
+    write(tmp_path, ".fieldwarden.yaml", "- FW2\n")
+    run = lint(["web.yaml"], cwd=tmp_path)
+    assert run.code == 2 and "mapping" in run.stderr
+
+
+def test_cli_select_ignore_fail_on(tmp_path: Path) -> None:
+    write(tmp_path, "web.yaml", BROKEN)
+    assert {h[3] for h in lint(["--no-context", "--select", "FW3", "web.yaml"], cwd=tmp_path).hits()} == {"FW305"}
+    assert {h[3] for h in lint(["--no-context", "--ignore", "FW3", "web.yaml"], cwd=tmp_path).hits()} == {"FW201"}
+    only_warnings = lint(["--no-context", "--select", "FW201", "--fail-on", "error", "web.yaml"], cwd=tmp_path)
+    assert (only_warnings.code, len(only_warnings.hits())) == (0, 2)
+    bad = lint(["--select", "FW9", "web.yaml"], cwd=tmp_path)
+    assert bad.code == 2 and "FW9" in bad.stderr
+
+
+def test_exclude_from_config_and_cli(tmp_path: Path) -> None:
+    write(tmp_path, ".fieldwarden.yaml", "exclude: [vendor/]\n")
+    write(tmp_path, "vendor/web.yaml", BROKEN)
+    write(tmp_path, "app/web.yaml", BROKEN.replace("name: web", "name: app"))
+    files = {f["file"] for f in lint(["."], cwd=tmp_path).findings}
+    assert files == {"app/web.yaml"}
+    assert lint([".", "--exclude", "app"], cwd=tmp_path).findings == []

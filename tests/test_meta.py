@@ -1,0 +1,95 @@
+"""Meta-tests: every rule is documented, tested, listed, and the layers stay apart."""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from fieldwarden.cli import main
+from fieldwarden.policies.model import SEVERITIES
+from fieldwarden.policies.registry import BY_NAME, RULES
+from fieldwarden.policies.rule import INPUT, OBJECT, SET
+
+REPO = Path(__file__).resolve().parent.parent
+HEADINGS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead")
+
+
+@pytest.mark.parametrize("code", sorted(RULES))
+def test_rule_metadata_and_docs(code: str) -> None:
+    rule = RULES[code]
+    assert rule.CODE == code and re.fullmatch(r"FW\d{3}", code)
+    assert re.fullmatch(r"[a-z]+(-[a-z0-9]+)+", rule.NAME)
+    assert rule.SEVERITY in SEVERITIES
+    assert rule.SCOPE in (INPUT, OBJECT, SET)
+    doc = rule.__doc__ or ""
+    for heading in HEADINGS:
+        assert heading in doc, f"{code} docs lack {heading!r}"
+    if rule.SCOPE == OBJECT:
+        assert callable(rule.check)
+    if rule.SCOPE == SET:
+        assert callable(rule.check_set) and isinstance(rule.CONTEXT_PATHS, tuple)
+    assert set(rule.DEFAULTS) <= set(rule.OPTIONS)
+
+
+def test_codes_and_names_are_unique() -> None:
+    assert len(BY_NAME) == len(RULES)
+
+
+@pytest.mark.parametrize("code", sorted(c for c, r in RULES.items() if r.SCOPE != INPUT))
+def test_rule_has_a_test_file(code: str) -> None:
+    module = RULES[code].__name__.rsplit(".", 1)[1]
+    assert (REPO / "tests" / "policies" / "rules" / f"test_{module}.py").is_file()
+
+
+def test_input_rules_are_exercised_by_linter_tests() -> None:
+    text = "".join(p.read_text() for p in (REPO / "tests" / "linter").glob("test_*.py"))
+    for code, rule in RULES.items():
+        if rule.SCOPE == INPUT:
+            assert code in text, f"no linter test mentions {code}"
+
+
+def test_every_rule_is_listed_in_readme_and_by_the_cli() -> None:
+    readme = (REPO / "README.md").read_text()
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["rules"]) == 0
+    for code, rule in RULES.items():
+        assert f"| {code} | {rule.NAME} |" in readme
+        assert re.search(rf"^{code}\s+{rule.NAME}\s", out.getvalue(), re.M)
+
+
+def test_explain_prints_the_rule_page_and_refuses_unknown() -> None:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["explain", "strategy-type-missing"]) == 0
+    assert out.getvalue().startswith("# FW201 strategy-type-missing")
+    assert main(["explain", "FW999"]) == 2
+
+
+def _imports(folder: Path) -> set[str]:
+    found: set[str] = set()
+    for path in folder.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                prefix = "." * node.level
+                found.add(prefix + (node.module or ""))
+    return found
+
+
+def test_policies_import_neither_front_end_nor_frameworks() -> None:
+    imports = _imports(REPO / "policies")
+    forbidden = ("flask", "gunicorn", "kubernetes", "fieldwarden.linter", "fieldwarden.webhook")
+    bad = {i for i in imports if i.startswith(forbidden) or re.match(r"\.\.+(linter|webhook)", i)}
+    assert not bad
+
+
+def test_linter_does_not_import_the_webhook_stack() -> None:
+    imports = _imports(REPO / "linter")
+    assert not {i for i in imports if i.startswith(("flask", "gunicorn", "kubernetes")) or "webhook" in i}
