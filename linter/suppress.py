@@ -1,8 +1,8 @@
 """Suppressions: `# fieldwarden: ignore[...]` comments and the `fieldwarden.io/ignore` annotation.
 
 A comment at the end of a line, or alone on the line above, silences findings on that
-line; a comment among the lines that head a document (after `---`, before its first
-key) silences the whole document. `ignore` without codes silences every rule.
+line; a comment among the lines that head a document (on or after its `---`, before
+its first key) silences the whole document. `ignore` without codes silences every rule.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def scan_comments(text: str) -> list[Directive]:
         if match:
             column = line.index("#", match.start()) + 1
             codes = parse_codes(match.group(1) or "")
-            found.append(Directive(number, column, codes, not line[: column - 1].strip()))
+            found.append(Directive(number, column, codes, line[: column - 1].strip() in ("", "---")))
     return found
 
 
