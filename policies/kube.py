@@ -113,7 +113,7 @@ def object_key(obj: Mapping[str, Any], default_namespace: str) -> ObjectKey | No
     return ObjectKey(group, kind, object_namespace(obj, default_namespace), name)
 
 
-def annotations(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+def object_annotations(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     """metadata.annotations, or an empty mapping when absent or malformed."""
     meta = obj.get("metadata")
     found = meta.get("annotations") if isinstance(meta, dict) else None
