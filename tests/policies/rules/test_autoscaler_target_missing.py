@@ -1,0 +1,143 @@
+"""FW303 autoscaler-target-missing."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from tests.helpers import lint, write
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      containers: [{name: web, image: nginx}]
+"""
+
+
+def hpa(target: str = "web", ref_api: str | None = "apps/v1", kind: str = "Deployment", namespace: str = "") -> str:
+    ns = f"\n  namespace: {namespace}" if namespace else ""
+    api = f"\n    apiVersion: {ref_api}" if ref_api is not None else ""
+    return f"""\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: web-hpa{ns}
+spec:
+  maxReplicas: 10
+  scaleTargetRef:
+    kind: {kind}
+    name: {target}{api}
+"""
+
+
+def vpa(target_ref: str) -> str:
+    return f"""\
+apiVersion: autoscaling.k8s.io/v1
+kind: VerticalPodAutoscaler
+metadata:
+  name: web-vpa
+spec:
+  targetRef: {target_ref}
+"""
+
+
+def repo(tmp_path: Path) -> Path:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "config", "user.email", "test@example.com"], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "config", "user.name", "Test"], check=True)
+    return tmp_path
+
+
+def run_one(tmp_path: Path, text: str) -> list[tuple[str, int, int, str]]:
+    path = write(tmp_path, "all.yaml", text)
+    return lint(["--select", "FW303", "--no-context", str(path)]).hits()
+
+
+def test_missing_target_points_at_the_name(tmp_path: Path) -> None:
+    path = write(tmp_path, "hpa.yaml", hpa("wbe") + "---\n" + DEPLOYMENT)
+    run = lint(["--select", "FW303", "--no-context", str(path)])
+    assert run.code == 1
+    assert run.hits() == [("hpa.yaml", 9, 5, "FW303")]
+    assert run.findings[0]["field"] == "spec.scaleTargetRef.name"
+    assert run.findings[0]["severity"] == "warning"
+
+
+def test_target_present_in_the_same_file_passes(tmp_path: Path) -> None:
+    path = write(tmp_path, "all.yaml", hpa() + "---\n" + DEPLOYMENT)
+    run = lint(["--select", "FW303", "--no-context", str(path)])
+    assert (run.code, run.hits()) == (0, [])
+
+
+def test_target_in_another_file_of_the_repository(tmp_path: Path) -> None:
+    root = repo(tmp_path)
+    write(root, "hpa.yaml", hpa())
+    write(root, "apps/deploy.yaml", DEPLOYMENT)
+    assert lint(["--select", "FW303", "hpa.yaml"], cwd=root).hits() == []
+    assert lint(["--select", "FW303", "--no-context", "hpa.yaml"], cwd=root).hits() == [("hpa.yaml", 9, 5, "FW303")]
+
+
+def test_target_in_another_namespace_is_missing(tmp_path: Path) -> None:
+    path = write(tmp_path, "all.yaml", hpa(namespace="prod") + "---\n" + DEPLOYMENT)
+    run = lint(["--select", "FW303", "--no-context", str(path)])
+    assert run.hits() == [("all.yaml", 10, 5, "FW303")]
+    assert "Deployment/default/web" in run.findings[0]["hint"]
+
+
+def test_unset_namespace_matches_explicit_default(tmp_path: Path) -> None:
+    assert run_one(tmp_path, hpa(namespace="default") + "---\n" + DEPLOYMENT) == []
+    explicit = DEPLOYMENT.replace("  name: web\n", "  name: web\n  namespace: default\n")
+    assert run_one(tmp_path, hpa() + "---\n" + explicit) == []
+
+
+def test_group_matters_and_extensions_means_apps(tmp_path: Path) -> None:
+    assert run_one(tmp_path, hpa(ref_api="extensions/v1beta1") + "---\n" + DEPLOYMENT) == []
+    assert run_one(tmp_path, hpa(ref_api="argoproj.io/v1alpha1") + "---\n" + DEPLOYMENT) == [("all.yaml", 9, 5, "FW303")]
+    assert run_one(tmp_path, hpa(kind="StatefulSet") + "---\n" + DEPLOYMENT) == [("all.yaml", 9, 5, "FW303")]
+
+
+def test_hpa_without_api_version_is_reported_with_a_hint(tmp_path: Path) -> None:
+    path = write(tmp_path, "all.yaml", hpa(ref_api=None) + "---\n" + DEPLOYMENT)
+    run = lint(["--select", "FW303", "--no-context", str(path)])
+    assert run.hits() == [("all.yaml", 9, 5, "FW303")]
+    assert "apiVersion" in run.findings[0]["hint"]
+
+
+def test_keda_scaled_object(tmp_path: Path) -> None:
+    keda = "apiVersion: keda.sh/v1alpha1\nkind: ScaledObject\nmetadata: {name: web}\nspec:\n  scaleTargetRef: {name: web}\n"
+    assert run_one(tmp_path, keda + "---\n" + DEPLOYMENT) == []
+    assert run_one(tmp_path, keda.replace("name: web}\n", "name: api}\n")) == [("all.yaml", 5, 20, "FW303")]
+
+
+def test_vpa_target(tmp_path: Path) -> None:
+    assert run_one(tmp_path, vpa("{apiVersion: apps/v1, kind: Deployment, name: api}") + "---\n" + DEPLOYMENT) == [
+        ("all.yaml", 6, 54, "FW303")
+    ]
+    # The VPA finds well-known controllers by kind, whatever the apiVersion says.
+    assert run_one(tmp_path, vpa("{kind: Deployment, name: web}") + "---\n" + DEPLOYMENT) == []
+    assert run_one(tmp_path, vpa("{apiVersion: extensions/v1beta1, kind: Deployment, name: web}") + "---\n" + DEPLOYMENT) == []
+
+
+def test_ignore_kinds_option(tmp_path: Path) -> None:
+    write(tmp_path, ".fieldwarden.yaml", "rules:\n  FW303:\n    ignore-kinds: [Rollout]\n")
+    text = hpa(ref_api="argoproj.io/v1alpha1", kind="Rollout") + "---\n" + hpa(target="api").replace("web-hpa", "api-hpa")
+    write(tmp_path, "all.yaml", text)
+    run = lint(["--select", "FW303", "--no-context", "all.yaml"], cwd=tmp_path)
+    assert run.hits() == [("all.yaml", 20, 5, "FW303")]
+
+
+def test_ignore_kinds_rejects_a_non_list(tmp_path: Path) -> None:
+    write(tmp_path, ".fieldwarden.yaml", "rules:\n  autoscaler-target-missing:\n    ignore-kinds: Rollout\n")
+    write(tmp_path, "all.yaml", hpa())
+    run = lint(["--select", "FW303", "--no-context", "all.yaml"], cwd=tmp_path)
+    assert run.code == 2
+    assert "ignore-kinds" in run.stderr
+
+
+def test_autoscaler_without_usable_reference_is_not_judged(tmp_path: Path) -> None:
+    text = hpa().replace("    name: web\n", "") + "---\n" + vpa("null")
+    assert run_one(tmp_path, text) == []
