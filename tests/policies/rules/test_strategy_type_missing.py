@@ -52,3 +52,32 @@ def test_statefulset_and_daemonset_need_update_strategy(tmp_path: Path) -> None:
 def test_other_kinds_are_not_judged(tmp_path: Path) -> None:
     path = write(tmp_path, "job.yaml", DEPLOYMENT.replace("apps/v1", "batch/v1").replace("Deployment", "Job"))
     assert lint(["--select", "FW201", "--no-context", str(path)]).hits() == []
+
+
+DAEMONSET = DEPLOYMENT.replace("Deployment", "DaemonSet")
+
+
+def test_daemonset_update_strategy_without_type_points_at_update_strategy(tmp_path: Path) -> None:
+    text = DAEMONSET.replace("spec:\n  selector", "spec:\n  updateStrategy:\n    rollingUpdate: {maxUnavailable: 2}\n  selector")
+    path = write(tmp_path, "ds.yaml", text)
+    run = lint(["--select", "FW201", "--no-context", str(path)])
+    assert (run.code, run.hits()) == (1, [("ds.yaml", 6, 3, "FW201")])
+
+
+def test_daemonset_with_type_passes(tmp_path: Path) -> None:
+    for kind_type in ("RollingUpdate", "OnDelete"):
+        text = DAEMONSET.replace("spec:\n  selector", f"spec:\n  updateStrategy:\n    type: {kind_type}\n  selector")
+        path = write(tmp_path, "ds.yaml", text)
+        assert lint(["--select", "FW201", "--no-context", str(path)]).hits() == []
+
+
+def test_daemonset_strategy_field_does_not_count(tmp_path: Path) -> None:
+    # `strategy` is the Deployment's field; a DaemonSet's is `updateStrategy`
+    text = DAEMONSET.replace("spec:\n  selector", "spec:\n  strategy:\n    type: RollingUpdate\n  selector")
+    path = write(tmp_path, "ds.yaml", text)
+    assert lint(["--select", "FW201", "--no-context", str(path)]).hits() == [("ds.yaml", 5, 1, "FW201")]
+
+
+def test_legacy_extensions_daemonset_is_checked(tmp_path: Path) -> None:
+    path = write(tmp_path, "ds.yaml", DAEMONSET.replace("apps/v1", "extensions/v1beta1"))
+    assert lint(["--select", "FW201", "--no-context", str(path)]).hits() == [("ds.yaml", 5, 1, "FW201")]

@@ -1,0 +1,95 @@
+"""A `rollingUpdate` block sits beside a strategy type that does not roll.
+
+## What it does
+Reports `spec.strategy.rollingUpdate` on a Deployment whose `spec.strategy.type` is
+`Recreate`, and `spec.updateStrategy.rollingUpdate` on a StatefulSet or DaemonSet whose
+`spec.updateStrategy.type` is `OnDelete`. The finding points at `rollingUpdate`.
+`rollingUpdate: null` is not reported: it is how a manifest clears the field.
+
+What the API server does with each (apps validation, `ValidateDeploymentStrategy`,
+`ValidateStatefulSetSpec`, `ValidateDaemonSetUpdateStrategy`):
+
+- Deployment, `Recreate`: **rejected** — `spec.strategy.rollingUpdate: Forbidden: may not
+  be specified when strategy `type` is 'Recreate'`;
+- StatefulSet, `OnDelete`: **rejected** — `spec.updateStrategy.rollingUpdate: Invalid
+  value: only allowed for updateStrategy 'RollingUpdate'`;
+- DaemonSet, `OnDelete`: **accepted and ignored** — validation does not look at
+  `rollingUpdate` for `OnDelete`; the parameters silently come back into force if the
+  type is ever switched back to `RollingUpdate`.
+
+An empty `rollingUpdate: {}` counts as present for all three, as it does on the server.
+
+## Why is this bad?
+This is the failure of Kubernetes' guide to declarative management: a Deployment created
+without `strategy` gets a server-defaulted `RollingUpdate` with `rollingUpdate`
+parameters; when the manifest later says `type: Recreate`, the defaulted
+`rollingUpdate` survives the merge and every apply fails. Writing the block next to
+`Recreate`/`OnDelete` in the manifest fails (or, for a DaemonSet, misleads) the same way.
+
+## Example
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+spec:
+  strategy:
+    type: Recreate
+    rollingUpdate:
+      maxSurge: 1
+```
+
+## Use instead
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+spec:
+  strategy:
+    type: Recreate
+```
+
+If the live object still carries a server-defaulted block, apply once with
+`rollingUpdate: null` to clear it (kubectl's documented way to clear a field).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping
+
+from ..kube import get_path, group_kind
+from ..model import ERROR, Violation
+from ..rule import OBJECT
+
+CODE = "FW202"
+NAME = "rolling-update-without-rolling-type"
+SEVERITY = ERROR
+SCOPE = OBJECT
+FIXABLE = False
+OPTIONS: dict[str, Any] = {}
+DEFAULTS: dict[str, Any] = {}
+
+# (group, kind) -> (strategy field, the type that does not roll, whether the server rejects it)
+_NON_ROLLING = {
+    ("apps", "Deployment"): ("strategy", "Recreate", True),
+    ("apps", "StatefulSet"): ("updateStrategy", "OnDelete", True),
+    ("apps", "DaemonSet"): ("updateStrategy", "OnDelete", False),
+}
+
+
+def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation]:
+    """Yield a violation at `rollingUpdate` when the type is Recreate or OnDelete."""
+    group, kind = group_kind(obj)
+    found = _NON_ROLLING.get((group, kind))
+    if found is None:
+        return
+    field, non_rolling, rejected = found
+    strategy = get_path(obj, ("spec", field))
+    if not isinstance(strategy, dict) or strategy.get("type") != non_rolling:
+        return
+    if strategy.get("rollingUpdate") is None:
+        return
+    outcome = "the API server rejects it" if rejected else "the DaemonSet controller ignores it"
+    yield Violation(
+        ("spec", field, "rollingUpdate"),
+        f"spec.{field}.rollingUpdate is set but spec.{field}.type is {non_rolling}; {outcome}",
+        f"remove spec.{field}.rollingUpdate (write `rollingUpdate: null` once to clear a "
+        f"server-defaulted one), or set type RollingUpdate",
+    )
