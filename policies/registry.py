@@ -5,23 +5,39 @@ from __future__ import annotations
 from types import ModuleType
 
 from .rules import (
+    autoscaler_target_missing,
     document_too_complex,
     duplicate_key,
     duplicate_object,
+    live_object_export,
+    managed_field_conflict,
+    multiple_hpas,
+    replicas_owned_by_hpa,
+    resources_owned_by_vpa,
     strategy_type_missing,
+    rolling_update_without_rolling_type, rollout_cannot_progress, strategy_value_invalid, partition_above_replicas,
     unreadable_file,
     unused_suppression,
     yaml_syntax_error,
+    selector_missing, selector_template_mismatch, service_selects_nothing, pdb_selects_nothing, selector_overlap,
 )
 
 _MODULES: tuple[ModuleType, ...] = (
+    replicas_owned_by_hpa,
+    multiple_hpas,
+    autoscaler_target_missing,
+    resources_owned_by_vpa,
     yaml_syntax_error,
     duplicate_key,
     unused_suppression,
     unreadable_file,
     document_too_complex,
     strategy_type_missing,
+    rolling_update_without_rolling_type, rollout_cannot_progress, strategy_value_invalid, partition_above_replicas,
     duplicate_object,
+    live_object_export,
+    managed_field_conflict,
+    selector_missing, selector_template_mismatch, service_selects_nothing, pdb_selects_nothing, selector_overlap,
 )
 
 RULES: dict[str, ModuleType] = {module.CODE: module for module in sorted(_MODULES, key=lambda m: m.CODE)}

@@ -1,0 +1,131 @@
+"""A PodDisruptionBudget's selector matches no pod, so it protects nothing.
+
+## What it does
+Reports a PodDisruptionBudget (`policy/v1` or `policy/v1beta1`) whose `spec.selector`
+(a label selector: `matchLabels` and `matchExpressions`) selects the pod template labels
+of no workload and no Pod in its namespace in the linted set. As for FW103, the check
+runs only when the set holds a workload or Pod in that namespace, controller-added
+labels (`pod-template-hash`, `statefulset.kubernetes.io/pod-name`, ...) are assumed to
+match, and an unset namespace is the configured `default-namespace`.
+
+What an empty or absent selector means depends on the API version, and those cases are
+reported whatever the set holds:
+
+- no `spec.selector` (or `null`): selects no pod, in both versions;
+- `selector: {}` in `policy/v1`: selects **every** pod of the namespace — not reported;
+- `selector: {}` in `policy/v1beta1`: selects **no** pod (the opposite of `policy/v1`).
+
+A selector the API server would refuse (unknown operator, label value that is a
+number, ...) is reported too.
+
+## Why is this bad?
+A budget that selects nothing does not stop a node drain or a cluster autoscaler from
+evicting every replica at once; it usually means a typo or a label renamed on one side.
+
+## Example
+```yaml
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: search}
+spec:
+  maxUnavailable: 1
+  selector:
+    matchLabels: {app: search-engine}   # the pods are labelled app=search
+```
+
+## Use instead
+```yaml
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: search}
+spec:
+  maxUnavailable: 1
+  selector:
+    matchLabels: {app: search}
+```
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping, Sequence
+
+from ..kube import get_path, group_kind
+from ..model import WARNING, FieldPath, Violation, format_path
+from ..rule import SET, SetObject
+from ..selectors import TemplateIndex, parse_label_selector
+from ._workload_selectors import (
+    TEMPLATE_LABEL_PATHS,
+    first_per_path,
+    namespace_of,
+    plural,
+    pod_sources,
+    without_generated_keys,
+)
+
+CODE = "FW104"
+NAME = "pdb-selects-nothing"
+SEVERITY = WARNING
+SCOPE = SET
+FIXABLE = False
+OPTIONS: dict[str, Any] = {}
+DEFAULTS: dict[str, Any] = {}
+CONTEXT_PATHS: tuple[FieldPath, ...] = (
+    ("spec", "selector"),
+    ("metadata", "labels"),
+    *TEMPLATE_LABEL_PATHS,
+)
+
+_SELECTOR: FieldPath = ("spec", "selector")
+
+
+def check_set(
+    objects: Sequence[SetObject], targets: Sequence[int], conf: Mapping[str, Any]
+) -> Iterator[tuple[int, Violation]]:
+    """Yield a violation for each target PodDisruptionBudget that selects no pod."""
+    budgets = [i for i in targets if group_kind(objects[i].data) == ("policy", "PodDisruptionBudget")]
+    if not budgets:
+        return
+    default_namespace = str(conf.get("default-namespace", "default"))
+    sources = pod_sources(objects, default_namespace)
+    indexes: dict[str, TemplateIndex] = {}
+    for index in budgets:
+        data = objects[index].data
+        selector, problems = parse_label_selector(get_path(data, _SELECTOR))
+        for path, message in first_per_path(problems):
+            yield index, Violation(
+                _SELECTOR + path,
+                f"{format_path(_SELECTOR + path)}: {message}; the PodDisruptionBudget protects no pods",
+                "fix the selector so the API server accepts it",
+            )
+        if problems:
+            continue
+        if selector is None:
+            yield index, Violation(
+                _SELECTOR,
+                "PodDisruptionBudget has no spec.selector, so it protects no pods",
+                "set spec.selector.matchLabels to the labels of the pods to protect",
+            )
+            continue
+        if selector.is_empty:
+            if data.get("apiVersion") == "policy/v1beta1":
+                yield index, Violation(
+                    _SELECTOR,
+                    "an empty selector selects no pods in policy/v1beta1 (policy/v1 selects every pod of the namespace)",
+                    "list the pods' labels in spec.selector.matchLabels, or move to policy/v1",
+                )
+            continue
+        namespace = namespace_of(objects[index], default_namespace)
+        found = sources.get(namespace)
+        if found is None or not found.known:
+            continue
+        if namespace not in indexes:
+            indexes[namespace] = TemplateIndex(found.items)
+        if indexes[namespace].matching(without_generated_keys(selector)):
+            continue
+        yield index, Violation(
+            _SELECTOR,
+            f"PodDisruptionBudget selector `{selector}` matches no pod template in namespace {namespace} "
+            f"({plural(len(found.items), 'pod template')} checked)",
+            "fix the selector or the workload's template labels; if the pods come from "
+            "elsewhere, suppress this finding",
+        )

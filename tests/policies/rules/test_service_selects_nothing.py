@@ -1,0 +1,174 @@
+"""FW103 service-selects-nothing."""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import lint, write
+
+SERVICE = """\
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+{namespace}spec:
+  selector:
+    app: web
+  ports: [{{port: 80}}]
+"""
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+{namespace}spec:
+  selector:
+    matchLabels: {{app: {app}}}
+  template:
+    metadata:
+      labels: {{app: {app}, tier: front}}
+    spec:
+      containers: [{{name: web, image: nginx}}]
+"""
+
+
+def service(namespace: str | None = None) -> str:
+    return SERVICE.format(namespace=f"  namespace: {namespace}\n" if namespace else "")
+
+
+def deployment(app: str = "web", namespace: str | None = None) -> str:
+    return DEPLOYMENT.format(app=app, namespace=f"  namespace: {namespace}\n" if namespace else "")
+
+
+def run(tmp_path: Path, text: str, *extra: str) -> list[tuple[str, int, int, str]]:
+    path = write(tmp_path, "m.yaml", text)
+    result = lint(["--select", "FW103", "--no-context", *extra, str(path)])
+    assert result.code == (1 if result.hits() else 0), result.stderr
+    return result.hits()
+
+
+def test_selected_workload_passes_and_typo_is_flagged(tmp_path: Path) -> None:
+    assert run(tmp_path, service() + "---\n" + deployment()) == []
+    assert run(tmp_path, service() + "---\n" + deployment(app="webapp")) == [("m.yaml", 6, 3, "FW103")]
+
+
+def test_cross_file_with_context_from_the_git_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "config", "user.email", "test@example.com"], check=True)
+    subprocess.run(["git", "-C", str(repo), "config", "user.name", "Test"], check=True)
+    write(repo, "service.yaml", service())
+    write(repo, "deployment.yaml", deployment())
+    run = lint(["service.yaml"], cwd=repo)
+    assert run.hits("FW103") == []
+    write(repo, "deployment.yaml", deployment(app="frontend"))
+    run = lint(["service.yaml"], cwd=repo)
+    assert run.hits("FW103") == [("service.yaml", 6, 3, "FW103")]
+    assert run.code == 1
+    # without context the Service's namespace holds no workload: nothing to judge
+    assert lint(["--no-context", "service.yaml"], cwd=repo).hits("FW103") == []
+
+
+@pytest.mark.parametrize(
+    ("service_ns", "deployment_ns", "hits"),
+    [
+        (None, "default", []),  # unset namespace is the default namespace
+        ("default", None, []),
+        ("shop", "shop", []),
+        (None, "shop", []),  # no workload in `default` in the set: pods may come from elsewhere
+    ],
+)
+def test_namespaces(tmp_path: Path, service_ns: str | None, deployment_ns: str | None, hits: list[object]) -> None:
+    assert run(tmp_path, service(service_ns) + "---\n" + deployment(namespace=deployment_ns)) == hits
+
+
+def test_workload_in_another_namespace_does_not_count(tmp_path: Path) -> None:
+    text = service("shop") + "---\n" + deployment(namespace="default") + "---\n" + deployment(app="cart", namespace="shop")
+    assert run(tmp_path, text) == [("m.yaml", 7, 3, "FW103")]
+    # the matching workload moves into the Service's namespace
+    text = service("shop") + "---\n" + deployment(namespace="shop") + "---\n" + deployment(app="cart", namespace="default")
+    assert run(tmp_path, text) == []
+
+
+def test_configured_default_namespace(tmp_path: Path) -> None:
+    config = write(tmp_path, "fw.yaml", "default-namespace: shop\n")
+    text = service() + "---\n" + deployment(namespace="shop") + "---\n" + deployment(app="x", namespace="default")
+    assert run(tmp_path, text, "--config", str(config)) == []
+    assert run(tmp_path, text) == [("m.yaml", 6, 3, "FW103")]
+
+
+def test_services_without_selector_and_external_names_are_skipped(tmp_path: Path) -> None:
+    other = deployment(app="cart")
+    no_selector = service().replace("  selector:\n    app: web\n", "")
+    empty = service().replace("  selector:\n    app: web\n", "  selector: {}\n")
+    external = service().replace("spec:\n", "spec:\n  type: ExternalName\n  externalName: example.com\n")
+    for text in (no_selector, empty, external):
+        assert run(tmp_path, text + "---\n" + other) == []
+    assert run(tmp_path, service().replace("spec:\n", "spec:\n  type: ClusterIP\n") + "---\n" + other) == [("m.yaml", 7, 3, "FW103")]
+
+
+def test_cronjob_job_and_pod_labels_are_selectable(tmp_path: Path) -> None:
+    cronjob = (
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: report}\nspec:\n  schedule: '@daily'\n"
+        "  jobTemplate:\n    spec:\n      template:\n        metadata:\n          labels: {app: web}\n"
+    )
+    assert run(tmp_path, service() + "---\n" + cronjob) == []
+    assert run(tmp_path, service() + "---\n" + cronjob.replace("app: web", "app: report")) == [("m.yaml", 6, 3, "FW103")]
+    job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    metadata:\n      labels: {app: web}\n"
+    assert run(tmp_path, service() + "---\n" + job) == []
+    pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels: {app: web}\n"
+    assert run(tmp_path, service() + "---\n" + pod) == []
+    assert run(tmp_path, service() + "---\n" + pod.replace("app: web", "app: db")) == [("m.yaml", 6, 3, "FW103")]
+
+
+def test_custom_resource_templates_count_but_do_not_open_the_check(tmp_path: Path) -> None:
+    cloneset = (
+        "apiVersion: apps.kruise.io/v1alpha1\nkind: CloneSet\nmetadata: {name: web}\nspec:\n"
+        "  template:\n    metadata:\n      labels: {app: web}\n"
+    )
+    assert run(tmp_path, service() + "---\n" + cloneset + "---\n" + deployment(app="cart")) == []
+    assert run(tmp_path, service() + "---\n" + cloneset.replace("app: web", "app: api")) == []
+
+
+def test_matchexpressions_workloads(tmp_path: Path) -> None:
+    statefulset = (
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec:\n  selector:\n"
+        "    matchExpressions: [{key: app, operator: In, values: [db]}]\n"
+        "  template:\n    metadata:\n      labels: {app: db, role: primary}\n"
+    )
+    text = service().replace("app: web", "app: db\n    role: primary") + "---\n" + statefulset
+    assert run(tmp_path, text) == []
+    text = service().replace("app: web", "app: db\n    role: replica") + "---\n" + statefulset
+    assert run(tmp_path, text) == [("m.yaml", 6, 3, "FW103")]
+
+
+def test_controller_added_labels_are_assumed_to_match(tmp_path: Path) -> None:
+    statefulset = (
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec:\n  selector:\n"
+        "    matchLabels: {app: db}\n  template:\n    metadata:\n      labels: {app: db}\n"
+    )
+    pinned = service().replace("app: web", "app: db\n    statefulset.kubernetes.io/pod-name: db-0")
+    assert run(tmp_path, pinned + "---\n" + statefulset) == []
+    pinned_wrong = service().replace("app: web", "app: cache\n    statefulset.kubernetes.io/pod-name: db-0")
+    assert run(tmp_path, pinned_wrong + "---\n" + statefulset) == [("m.yaml", 6, 3, "FW103")]
+
+
+def test_invalid_selector_is_reported_without_workloads(tmp_path: Path) -> None:
+    text = service().replace("    app: web\n", "    app: web\n    version: 2\n")
+    assert run(tmp_path, text) == [("m.yaml", 6, 3, "FW103")]
+
+
+def test_hostile_shapes_do_not_crash(tmp_path: Path) -> None:
+    text = "\n---\n".join(
+        [
+            "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: [1]",
+            "apiVersion: v1\nkind: Service\nmetadata: {name: b}\nspec: {selector: [app]}",
+            "apiVersion: v1\nkind: Service\nmetadata: {generateName: c-}\nspec: {selector: {app: x}}",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {template: [x]}",
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: e, labels: [x]}",
+        ]
+    )
+    assert run(tmp_path, text) == [("m.yaml", 9, 8, "FW103"), ("m.yaml", 14, 8, "FW103")]
