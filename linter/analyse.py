@@ -81,6 +81,26 @@ def context_paths() -> tuple[FieldPath, ...]:
     return tuple(sorted(paths, key=str))
 
 
+# The context paths merged into a tree, so that shared prefixes are walked once:
+# {step: (a path ends here, deeper steps)}; "*" stands for every list item.
+PathTree = dict[str, tuple[bool, "PathTree"]]
+_TREE: PathTree | None = None
+
+
+def _context_tree() -> PathTree:
+    global _TREE
+    if _TREE is None:
+        tree: PathTree = {}
+        for path in context_paths():
+            level = tree
+            for depth, part in enumerate(path):
+                ends, deeper = level.get(str(part), (False, {}))
+                level[str(part)] = (ends or depth == len(path) - 1, deeper)
+                level = deeper
+        _TREE = tree
+    return _TREE
+
+
 def read_source(path: Path, settings: Settings) -> tuple[bytes | None, str]:
     """File bytes, or an explanation of why they cannot be had."""
     try:
@@ -92,6 +112,8 @@ def read_source(path: Path, settings: Settings) -> tuple[bytes | None, str]:
             data = handle.read(settings.max_file_size + 1)
     except OSError as exc:
         reason = "symlink loop" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+        if exc.errno == errno.ENOENT and os.path.islink(path):
+            reason = f"dangling symlink (its target {os.readlink(path)} does not exist)"
         return None, f"cannot read file: {reason}"
     if len(data) > settings.max_file_size:
         size = os.path.getsize(path)
@@ -117,14 +139,16 @@ def analyse(display: str, data: bytes | None, error: str, settings: Settings, fu
         return FileResult(display, [], [], [], [], f"{display}: skipped: Go/Helm template syntax ({{{{ }}}})")
     findings.extend(_input_finding(display, *problem) for problem in loaded.problems)
     objects: list[ObjectRecord] = []
-    paths = context_paths()
-    object_rules = [rule for code, rule in RULES.items() if rule.SCOPE == OBJECT and settings.enabled(code)] if full else []
+    tree = _context_tree()
+    object_rules = [
+        (rule, settings.rule_conf(code)) for code, rule in RULES.items() if rule.SCOPE == OBJECT and settings.enabled(code)
+    ] if full else []
     for document in loaded.documents:
         for prefix, node, obj in _objects(document.node, document.data):
             key = object_key(obj, settings.default_namespace)
             label = key.label() if key else _label_without_name(obj)
-            for rule in object_rules:
-                for violation in rule.check(obj, settings.rule_conf(rule.CODE)):
+            for rule, conf in object_rules:
+                for violation in rule.check(obj, conf):
                     line, column = locate(node, violation.path)
                     findings.append(
                         Finding(
@@ -136,8 +160,10 @@ def analyse(display: str, data: bytes | None, error: str, settings: Settings, fu
             ignore = annotation_codes(obj)
             ignore_at = locate(node, ("metadata", "annotations", ANNOTATION)) if ignore is not False else (0, 0)
             locations: Locations = {}
-            projection = _project(obj, node, paths, locations)
+            projection = _project(obj, node, tree, locations)
             name_line = locations.get(("metadata", "name"), (node.start_mark.line + 1, 0))[0]
+            if not full:
+                locations = {}  # findings are only reported for targets: context needs no positions
             objects.append(
                 ObjectRecord(key, label, projection, locations, f"{display}:{name_line}", document.index, prefix, ignore, ignore_at)
             )
@@ -177,55 +203,72 @@ def _child(node: Node, key: str) -> Node | None:
     return None
 
 
-def _project(obj: Any, node: Node, paths: Iterable[FieldPath], locations: Locations) -> dict[str, Any]:
-    """Copy only `paths` of `obj` (`*` = every list item) and record where each step stands."""
+def _project(obj: Any, node: Node, tree: PathTree, locations: Locations) -> dict[str, Any]:
+    """Copy only the fields in `tree` of `obj` and record where each step stands in `node`."""
     out: dict[str, Any] = {}
-    for path in paths:
-        _copy_path(obj, out, node, path, (), locations)
+    _take(obj, out, node, tree, (), locations)
     return out
 
 
-def _copy_path(src: Any, dst: Any, node: Node | None, path: FieldPath, done: FieldPath, locations: Locations) -> None:
-    part, rest = path[0], path[1:]
-    if part == "*":
-        if not isinstance(src, list):
+def _take(src: Any, dst: Any, node: Node | None, tree: PathTree, done: FieldPath, locations: Locations) -> None:
+    """Copy the steps of `tree` from `src` into `dst` (a partial copy of `src` being built)."""
+    if isinstance(src, list):
+        star = tree.get("*")
+        if star is None:
             return
+        ends, deeper = star
+        items = node.value if isinstance(node, SequenceNode) else ()
         for index, item in enumerate(src):
-            item_node = node.value[index] if isinstance(node, SequenceNode) and index < len(node.value) else None
+            item_node = items[index] if index < len(items) else None
             here = done + (index,)
             if item_node is not None:
-                locations[here] = (item_node.start_mark.line + 1, item_node.start_mark.column + 1)
-            if not rest:
+                mark = item_node.start_mark
+                locations[here] = (mark.line + 1, mark.column + 1)
+            if ends:
                 dst[index] = item
+            if not deeper:
                 continue
             if dst[index] is None:
                 dst[index] = {} if isinstance(item, dict) else ([None] * len(item) if isinstance(item, list) else item)
             if isinstance(item, (dict, list)):
-                _copy_path(item, dst[index], item_node, rest, here, locations)
+                # an item copied whole is walked only for the positions of the deeper steps
+                _take(item, _scratch(item) if ends else dst[index], item_node, deeper, here, locations)
         return
-    if not isinstance(src, dict) or part not in src:
+    if not isinstance(src, dict):
         return
-    value = src[part]
-    here = done + (part,)
-    key_node, value_node = None, None
+    nodes: dict[str, tuple[Node, Node]] = {}
     if isinstance(node, MappingNode):
-        for k, v in node.value:
-            if isinstance(k, ScalarNode) and k.value == part:
-                key_node, value_node = k, v
-    if key_node is not None:
-        locations[here] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-    if not rest:
-        dst[part] = value
-        return
-    if isinstance(value, dict):
-        _copy_path(value, dst.setdefault(part, {}), value_node, rest, here, locations)
-    elif isinstance(value, list):
-        existing = dst.get(part)
-        if not isinstance(existing, list):
-            existing = dst[part] = [None] * len(value)
-        _copy_path(value, existing, value_node, rest, here, locations)
-    else:
-        dst[part] = value
+        for key_node, value_node in node.value:
+            if key_node.__class__ is ScalarNode and key_node.value in tree:
+                nodes[key_node.value] = (key_node, value_node)  # the last one wins, as in the data
+    for part, (ends, deeper) in tree.items():
+        if part == "*" or part not in src:
+            continue
+        value = src[part]
+        here = done + (part,)
+        found = nodes.get(part)
+        value_node = None
+        if found is not None:
+            mark = found[0].start_mark
+            locations[here] = (mark.line + 1, mark.column + 1)
+            value_node = found[1]
+        if ends:
+            dst[part] = value
+            if deeper and isinstance(value, (dict, list)):
+                _take(value, _scratch(value), value_node, deeper, here, locations)
+        elif isinstance(value, dict):
+            _take(value, dst.setdefault(part, {}), value_node, deeper, here, locations)
+        elif isinstance(value, list):
+            existing = dst.get(part)
+            if not isinstance(existing, list):
+                existing = dst[part] = [None] * len(value)
+            _take(value, existing, value_node, deeper, here, locations)
+        else:
+            dst[part] = value
+
+
+def _scratch(value: dict[str, Any] | list[Any]) -> dict[str, Any] | list[Any]:
+    return {} if isinstance(value, dict) else [None] * len(value)
 
 
 def locate_in_record(record: ObjectRecord, path: FieldPath) -> tuple[int, int]:

@@ -6,6 +6,7 @@ so that duplicate keys, alias bombs and absurd nesting become findings, not cras
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, NamedTuple
 
@@ -30,6 +31,8 @@ _CONSTRUCT = {
 _SCALARS = yaml.constructor.SafeConstructor()
 _DEEP_BLOCK = re.compile(r"^[ \t\-?:]{200,}", re.M)
 _BRACKETS = re.compile(r"[\[\]{}]")
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_SAFE_OPENERS = 1_000  # libyaml's composer survives this much nesting even on a 1 MB stack
 
 
 class InputProblem(NamedTuple):
@@ -156,13 +159,18 @@ def _scalar(node: ScalarNode) -> Any:
 def _nesting_depth_exceeds(text: str, limit: int) -> bool:
     """Cheap textual screen, then an exact event count: libyaml's composer recurses in C."""
     suspicious = _DEEP_BLOCK.search(text) is not None
-    if not suspicious and text.count("[") + text.count("{") > limit:
-        depth = 0
-        for match in _BRACKETS.finditer(text):
-            depth += 1 if match.group() in "[{" else -1
-            if depth > limit:
-                suspicious = True
-                break
+    openers = text.count("[") + text.count("{")
+    if not suspicious and openers > limit:
+        suspicious = _bracket_depth_exceeds(text, limit)
+        if not suspicious and openers > _SAFE_OPENERS:
+            # Closers inside strings or comments fool the count (`"]]]"`, then `[[[`) and
+            # this many openers could overflow the C stack: trust only exact lexing.
+            try:
+                json.loads(text)
+            except (ValueError, RecursionError):
+                suspicious = True  # not JSON (or absurdly deep): the parser's events decide
+            else:  # valid JSON: with its strings blanked out, brackets are the structure
+                return _bracket_depth_exceeds(_JSON_STRING.sub('""', text), limit)
     if not suspicious:
         return False
     depth = 0
@@ -179,13 +187,26 @@ def _nesting_depth_exceeds(text: str, limit: int) -> bool:
     return False
 
 
+def _bracket_depth_exceeds(text: str, limit: int) -> bool:
+    depth = 0
+    for match in _BRACKETS.finditer(text):
+        if match.group() in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif depth:
+            depth -= 1
+    return False
+
+
 def decode(data: bytes) -> tuple[str | None, InputProblem | None]:
     """Bytes to text: UTF-8 (with or without BOM) or UTF-16/32 with a BOM, nothing else."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+    if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
+        encoding = "utf-32" if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")) else "utf-16"
         try:
-            return data.decode("utf-16"), None
+            return data.decode(encoding), None
         except UnicodeDecodeError as exc:
-            return None, InputProblem("FW004", 1, 1, f"not valid UTF-16: {exc.reason}")
+            return None, InputProblem("FW004", 1, 1, f"not valid {encoding.upper()}: {exc.reason}")
     if b"\x00" in data:
         line = data.count(b"\n", 0, data.index(b"\x00")) + 1
         return None, InputProblem("FW004", line, 1, "binary file (contains NUL bytes), not YAML")

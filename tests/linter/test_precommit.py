@@ -1,0 +1,179 @@
+"""The hook as users run it: the real `pre-commit try-repo` against temporary git repositories.
+
+The repository under test is this working tree. `pre-commit try-repo PATH` would use
+PATH's HEAD plus its *tracked* uncommitted changes only (it commits `git add -u` into a
+shadow clone), so a new, still untracked module would be missing from the installed
+hook. The module fixture therefore snapshots the working tree (tracked files and
+untracked files git does not ignore) into a one-commit repository and points try-repo at it.
+
+try-repo builds the hook's virtualenv in a temporary store of its own (not in
+PRE_COMMIT_HOME), so each invocation pip-installs fieldwarden: three invocations, about
+ten seconds each. PRE_COMMIT_HOME still points at a module-wide temporary folder so
+nothing touches the user's cache.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import lint, write
+
+REPO = Path(__file__).resolve().parents[2]
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  strategy:
+    type: RollingUpdate
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers: [{name: web, image: nginx}]
+"""
+
+SERVICE = """\
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  selector:
+    app: web
+  ports: [{port: 80}]
+"""
+
+
+def _git_env(home: Path) -> dict[str, str]:
+    """The environment without anything that would redirect git, skip hooks or change the output format."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("GIT_", "PRE_COMMIT")) and key not in {"SKIP", "GITHUB_ACTIONS"}
+    }
+    env.update(
+        PRE_COMMIT_HOME=str(home),
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_AUTHOR_NAME="fieldwarden tests",
+        GIT_AUTHOR_EMAIL="tests@fieldwarden.invalid",
+        GIT_COMMITTER_NAME="fieldwarden tests",
+        GIT_COMMITTER_EMAIL="tests@fieldwarden.invalid",
+    )
+    return env
+
+
+def _git(env: dict[str, str], cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def _commit_all(env: dict[str, str], repo: Path, message: str) -> None:
+    _git(env, repo, "add", "-A")
+    _git(env, repo, "-c", "commit.gpgsign=false", "commit", "-q", "--no-verify", "-m", message)
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return _git_env(tmp_path_factory.mktemp("pre-commit-home"))
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Path:
+    """This working tree as a one-commit git repository."""
+    assert (REPO / ".pre-commit-hooks.yaml").is_file(), f"{REPO} is not the fieldwarden repository"
+    listing = _git(env, REPO, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    snapshot = tmp_path_factory.mktemp("fieldwarden-snapshot")
+    for name in filter(None, listing.split("\0")):
+        source = REPO / name
+        if source.is_file():  # deleted but not yet committed files are skipped
+            target = snapshot / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    _git(env, snapshot, "init", "-q")
+    _commit_all(env, snapshot, "snapshot of the working tree")
+    return snapshot
+
+
+def try_repo(hook_repo: Path, env: dict[str, str], cwd: Path, *files: str) -> subprocess.CompletedProcess[str]:
+    selection = ["--files", *files] if files else ["--all-files"]
+    command = [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "fieldwarden", "--color", "never", *selection]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+
+def new_repo(path: Path, env: dict[str, str], files: dict[str, str]) -> Path:
+    path.mkdir()
+    _git(env, path, "init", "-q")
+    for name, text in files.items():
+        write(path, name, text)
+    _commit_all(env, path, "manifests")
+    return path
+
+
+def test_broken_manifests_fail_the_hook(tmp_path: Path, hook_repo: Path, env: dict[str, str]) -> None:
+    repo = new_repo(
+        tmp_path / "repo",
+        env,
+        {
+            "deploy/web.yaml": DEPLOYMENT,
+            "deploy/exported.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  uid: abc\n",
+            "deploy/broken.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a: b\n",
+            "deploy/orphan.yaml": SERVICE.replace("app: web", "app: nothing"),
+        },
+    )
+    done = try_repo(hook_repo, env, repo)
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    assert "deploy/exported.yaml:5:3: FW306 " in output
+    assert "deploy/broken.yaml:4:10: FW001 " in output
+    assert "deploy/orphan.yaml:6:3: FW103 " in output
+    assert "deploy/web.yaml" not in output.split("- exit code: 1", 1)[-1]
+    assert "Traceback" not in output
+
+
+def test_clean_manifests_pass_and_a_changed_service_sees_its_unchanged_deployment(
+    tmp_path: Path, hook_repo: Path, env: dict[str, str]
+) -> None:
+    worker = DEPLOYMENT.replace("web", "worker")
+    repo = new_repo(
+        tmp_path / "repo",
+        env,
+        {
+            "apps/web/deployment.yaml": DEPLOYMENT,
+            "apps/web/service.yaml": SERVICE,
+            "apps/worker/deployment.yaml": worker,
+            "apps/web/values.json": '{"replicas": 3}\n',
+            "README.md": "# manifests\n",
+        },
+    )
+    done = try_repo(hook_repo, env, repo)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Passed" in done.stdout
+
+    # Change the Service (and, in the same commit, the unrelated worker Deployment); pre-commit
+    # passes only those files. The web Deployment the Service selects is in an unchanged file:
+    # fieldwarden must load it as context instead of reporting that the Service selects nothing.
+    service = "apps/web/service.yaml"
+    changed = [service, "apps/worker/deployment.yaml"]
+    write(repo, service, SERVICE.replace("ports: [{port: 80}]", "ports: [{port: 8080}]"))
+    write(repo, changed[1], worker.replace("image: nginx", "image: nginx:1.27"))
+    # FW103 only judges a namespace where the linted set holds a workload, so a lone Service
+    # cannot show the difference; with the changed worker beside it, no context means FW103.
+    assert lint(["--no-context", *changed], cwd=repo).hits() == [("service.yaml", 6, 3, "FW103")]
+    assert lint([service], cwd=repo).hits() == []  # the lone changed Service, with context
+    done = try_repo(hook_repo, env, repo, *changed)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "FW103" not in output
+    assert "fieldwarden" in output and "Passed" in output
