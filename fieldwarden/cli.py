@@ -28,6 +28,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands.add_parser("schema", help="print the configuration's JSON Schema")
 
     args = parser.parse_args(argv)
+    if argv is None:  # a command-line run (callers in-process pass their arguments)
+        # The process ends after this call: spare the interpreter's teardown from walking
+        # every module, function and object (~7 ms, a tenth of a pre-commit run).
+        import gc
+
+        gc.freeze()
     try:
         if args.command == "lint":
             return lint_cli.run(args)

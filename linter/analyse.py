@@ -199,7 +199,7 @@ def _child(node: Node, key: str) -> Node | None:
     if isinstance(node, MappingNode):
         for key_node, value_node in node.value:
             if isinstance(key_node, ScalarNode) and key_node.value == key:
-                return value_node
+                return value_node if isinstance(value_node, Node) else None
     return None
 
 

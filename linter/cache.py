@@ -6,21 +6,23 @@ again and a deleted file simply drops out; nothing is trusted from timestamps.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import pickle
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
+
+try:  # the module hashlib takes BLAKE2 from; hashlib itself spends ~5 ms setting up OpenSSL
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - Python builds without the built-in BLAKE2
+    from hashlib import blake2b
 
 CACHE_DIR = ".fieldwarden_cache"
 
 
 def digest(data: bytes) -> bytes:
     """Content key of a file."""
-    return hashlib.blake2b(data, digest_size=16).digest()
+    return blake2b(data, digest_size=16).digest()
 
 
 class ContextCache:
@@ -32,6 +34,8 @@ class ContextCache:
         self.signature = (__version__, signature)
         self.entries: dict[str, tuple[bytes, Any]] = {}
         self.dirty = False
+        import pickle  # only when a cache is used: pre-commit on a small project never needs it
+
         try:
             with open(self.file, "rb") as handle:
                 stored_signature, entries = pickle.load(handle)
@@ -61,6 +65,9 @@ class ContextCache:
         """Write atomically; a read-only project just goes without a cache."""
         if not self.dirty:
             return
+        import pickle
+        import tempfile
+
         try:
             self.folder.mkdir(exist_ok=True)
             ignore = self.folder / ".gitignore"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import subprocess
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -47,6 +46,8 @@ def is_manifest_name(name: str) -> bool:
 
 def excluded(path: Path, root: Path, patterns: Iterable[str]) -> bool:
     """Whether `path` matches an exclude glob (relative to `root`; `dir/` and `**` work)."""
+    if not patterns:
+        return False
     relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root)).replace(os.sep, "/")
     if relative.startswith("../"):
         relative = path.as_posix()
@@ -94,18 +95,48 @@ def walk(folder: Path) -> Iterator[Path]:
     return iter(sorted(found))
 
 
+def _git_output(root: Path, *args: str) -> bytes | None:
+    """Standard output of `git -C root ARGS`, or None when git is missing or fails.
+
+    Spawned directly where the platform allows: importing subprocess (with signal,
+    selectors and locale) costs ~3 ms, 5% of a pre-commit run on one small file.
+    """
+    command = ["git", "-C", os.fspath(root), *args]
+    if not hasattr(os, "posix_spawnp"):  # pragma: no cover - Windows
+        import subprocess
+
+        try:
+            return subprocess.run(command, capture_output=True, timeout=30, check=True).stdout
+        except (OSError, subprocess.SubprocessError):
+            return None
+    read, write = os.pipe()  # both ends close on exec; the child gets `write` as its stdout
+    try:
+        pid = os.posix_spawnp(
+            "git", command, os.environ,
+            file_actions=[(os.POSIX_SPAWN_DUP2, write, 1), (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)],
+        )
+    except OSError:
+        os.close(read)
+        return None
+    finally:
+        os.close(write)
+    with open(read, "rb") as pipe:
+        output = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    return output if os.waitstatus_to_exitcode(status) == 0 else None
+
+
+def _parts(name: str) -> list[str]:
+    return name.split("/")
+
+
 def project_files(root: Path) -> list[Path]:
     """Every manifest file of the project: git's view (tracked + untracked, not ignored) if any."""
     if (root / ".git").exists():
-        try:
-            listing = subprocess.run(
-                ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                capture_output=True,
-                timeout=30,
-                check=True,
-            ).stdout
-            names = {name for name in listing.decode("utf-8", "surrogateescape").split("\0") if name}
-            return sorted(root / name for name in names if is_manifest_name(name) and (root / name).is_file())
-        except (OSError, subprocess.SubprocessError):
-            pass
+        listing = _git_output(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        if listing is not None:
+            names = {name for name in listing.decode("utf-8", "surrogateescape").split("\0") if is_manifest_name(name)}
+            base = os.fspath(root)
+            # sorted as paths compare (part by part), before making 2,000 Path objects
+            return [root / name for name in sorted(names, key=_parts) if os.path.isfile(os.path.join(base, name))]
     return list(walk(root))

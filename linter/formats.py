@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Callable, Sequence
 
 from .. import __version__
@@ -43,6 +42,8 @@ def _message(f: Finding) -> str:
 
 def as_json(findings: Sequence[Finding], colour: bool = False) -> str:
     """A JSON array of findings with every field."""
+    import json  # here, not at the top: pre-commit's text output starts without json
+
     return json.dumps([_record(f) for f in findings], indent=2) + "\n"
 
 
@@ -119,6 +120,8 @@ def sarif(findings: Sequence[Finding], colour: bool = False) -> str:
             }
         ],
     }
+    import json
+
     return json.dumps(document, indent=2) + "\n"
 
 

@@ -6,7 +6,6 @@ is built from the rules' declared options and shipped as `config.schema.json`.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -170,7 +169,7 @@ def parse_config_text(text: str, source: str) -> dict[str, Any]:
         try:
             import tomllib
         except ImportError:  # pragma: no cover - Python 3.10
-            import tomli as tomllib  # type: ignore[no-redef]
+            import tomli as tomllib  # type: ignore[no-redef,import-not-found,unused-ignore]
         try:
             table = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
@@ -192,4 +191,6 @@ def parse_config_text(text: str, source: str) -> dict[str, Any]:
 
 def schema_json() -> str:
     """The schema as shipped in config.schema.json."""
+    import json  # here, not at the top: `fieldwarden lint` starts without json
+
     return json.dumps(build_schema(), indent=2, sort_keys=False) + "\n"

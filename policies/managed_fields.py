@@ -22,10 +22,8 @@ Live-object bookkeeping (`status`, `metadata.managedFields`, `resourceVersion`, 
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Collection, Mapping
-from decimal import Decimal
 from typing import Any, NamedTuple
 
 from .model import FieldPath
@@ -80,6 +78,8 @@ def _parse_key(key: Any) -> tuple[str, Any]:
         if not rest.isdigit() or not rest.isascii():
             raise ManagedFieldsError(f"bad list index in FieldsV1 key {key!r}")
         return kind, int(rest)
+    import json  # here, not at the top: `fieldwarden lint` starts without json and decimal
+
     try:
         arg = json.loads(rest)
     except ValueError as exc:
@@ -108,6 +108,8 @@ def _go_float(x: float) -> str:
         return "NaN" if math.isnan(x) else ("+Inf" if x > 0 else "-Inf")
     if x == 0:
         return "-0" if math.copysign(1, x) < 0 else "0"
+    from decimal import Decimal
+
     shortest = Decimal(repr(x)).normalize()
     sign, digits, exponent = shortest.as_tuple()
     mantissa = "".join(map(str, digits))

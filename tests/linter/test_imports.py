@@ -1,0 +1,87 @@
+"""What gets imported: `fieldwarden lint` stays light for pre-commit, and the layers stay apart.
+
+Import-layering tests, not timing tests: they run real interpreters and read the modules
+they loaded (`python -X importtime` lists every one, lazily imported ones included).
+tests/test_meta.py checks the same layering statically, in the source text.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers import write
+
+WEBHOOK_STACK = ("flask", "gunicorn", "kubernetes", "werkzeug", "jsonschema")
+# Standard modules a small lint has no use for; each costs 1-8 ms of a ~70 ms pre-commit run.
+HEAVY_STDLIB = ("multiprocessing", "concurrent", "hashlib", "_hashlib", "json", "decimal", "subprocess", "pickle")
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels: {app: web}
+  strategy: {type: RollingUpdate}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers: [{name: web, image: nginx}]
+"""
+
+
+def imported(args: list[str], cwd: Path) -> set[str]:
+    """Every module a `python -X importtime ARGS` run imported (top-level package names too)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    done = subprocess.run([sys.executable, "-X", "importtime", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode in (0, 1), done.stderr
+    modules = set()
+    for line in done.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line and "imported package" not in line:
+            name = line.rsplit("|", 1)[1].strip()
+            modules.add(name)
+            modules.add(name.split(".")[0])
+    assert "fieldwarden" in modules or "yaml" in modules  # the output was what we think it is
+    return modules
+
+
+def test_lint_without_configuration_imports_no_webhook_stack(tmp_path: Path) -> None:
+    write(tmp_path, "deploy.yaml", DEPLOYMENT)
+    modules = imported(["-m", "fieldwarden", "lint", "deploy.yaml"], tmp_path)
+    assert "fieldwarden.linter.engine" in modules
+    assert not modules & set(WEBHOOK_STACK)
+
+
+def test_small_lint_imports_no_heavy_standard_modules(tmp_path: Path) -> None:
+    write(tmp_path, "deploy.yaml", DEPLOYMENT)
+    modules = imported(["-m", "fieldwarden", "lint", "deploy.yaml"], tmp_path)
+    assert not modules & set(HEAVY_STDLIB), "import them where they are needed, not at the top"
+
+
+def test_configuration_is_validated_once_then_jsonschema_stays_out(tmp_path: Path) -> None:
+    write(tmp_path, "deploy.yaml", DEPLOYMENT)
+    write(tmp_path, ".fieldwarden.yaml", "fail-on: error\n")
+    first = imported(["-m", "fieldwarden", "lint", "deploy.yaml"], tmp_path)
+    assert "jsonschema" in first  # the first run validates the configuration ...
+    again = imported(["-m", "fieldwarden", "lint", "deploy.yaml"], tmp_path)
+    assert not again & set(WEBHOOK_STACK)  # ... later runs remember it was valid
+
+
+def test_policies_import_neither_front_end_nor_frameworks(tmp_path: Path) -> None:
+    code = (
+        "import importlib, pkgutil, fieldwarden.policies as p\n"
+        "for m in pkgutil.walk_packages(p.__path__, 'fieldwarden.policies.'):\n"
+        "    importlib.import_module(m.name)\n"
+    )
+    modules = imported(["-c", code], tmp_path)
+    assert "fieldwarden.policies.registry" in modules
+    assert "fieldwarden.policies.rules.duplicate_object" in modules
+    forbidden = {m for m in modules if m.startswith(("fieldwarden.linter", "fieldwarden.webhook"))}
+    assert not forbidden
+    assert not modules & {"flask", "gunicorn", "kubernetes", "werkzeug"}
