@@ -120,7 +120,7 @@ def _go_float(x: float) -> str:
     return f"{'-' if sign else ''}{head}e{'-' if exp10 < 0 else '+'}{abs(exp10):02d}"
 
 
-def _go_quote(text: str) -> str:
+def go_quote(text: str) -> str:
     """Go's `%q` of a string."""
     out = []
     for ch in text:
@@ -149,7 +149,7 @@ def _value_text(value: Any) -> str:
         except OverflowError:
             return str(value)
     if isinstance(value, str):
-        return _go_quote(value)
+        return go_quote(value)
     if isinstance(value, list):
         return "[" + ",".join(_value_text(v) for v in value) + "]"
     return "".join(f"{k}={_value_text(value[k])}" for k in sorted(value))

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 from ..kube import get_path, group_kind, is_workload, pod_template_labels, selector_path
 from ..model import FieldPath
 from ..rule import SetObject
-from ..selectors import Problem, Selector, parse_label_selector, parse_map_selector, selects
+from ..selectors import Problem, Selector, TemplateIndex, parse_label_selector, parse_map_selector, selects
 
 # Labels that controllers add to the pods they create, with values a manifest cannot know
 # (hashes, uids, ordinals). A Service or PDB selecting on them is judged on the rest.
@@ -220,6 +220,35 @@ def pod_sources(objects: Sequence[SetObject], default_namespace: str) -> dict[st
         if found[1]:
             known.add(namespace)
     return {namespace: PodSources(found, namespace in known) for namespace, found in items.items()}
+
+
+class PodLookup:
+    """Which namespaces' pods a Service or PodDisruptionBudget selector can be judged against."""
+
+    def __init__(self, objects: Sequence[SetObject], default_namespace: str) -> None:
+        self.objects = objects
+        self.default_namespace = default_namespace
+        self.sources = pod_sources(objects, default_namespace)
+        self.indexes: dict[str, TemplateIndex] = {}
+
+    def selects_nothing(self, index: int, selector: Selector) -> str:
+        """`in namespace X (N pod templates checked)` when the selector selects no pod
+        template of the object's namespace, or "" when it does or cannot be judged."""
+        namespace = namespace_of(self.objects[index], self.default_namespace)
+        found = self.sources.get(namespace)
+        if found is None or not found.known:
+            return ""
+        if namespace not in self.indexes:
+            self.indexes[namespace] = TemplateIndex(found.items)
+        if self.indexes[namespace].matching(without_generated_keys(selector)):
+            return ""
+        return f"in namespace {namespace} ({plural(len(found.items), 'pod template')} checked)"
+
+
+UNMATCHED_HINT = (
+    "fix the selector or the workload's template labels; if the pods come from elsewhere, "
+    "suppress this finding"
+)
 
 
 def plural(count: int, word: str) -> str:

@@ -75,7 +75,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping
 
-from ..managed_fields import Conflict, ManagedFieldsError, _go_quote, conflicts
+from ..managed_fields import Conflict, ManagedFieldsError, go_quote, conflicts
 from ..model import WARNING, Violation
 from ..rule import OBJECT
 from .live_object_export import LAST_APPLIED_PATH
@@ -111,9 +111,9 @@ def _own_managers(conf: Mapping[str, Any]) -> frozenset[str]:
 
 def manager_text(conflict: Conflict) -> str:
     """The manager as the API server prints it in a conflict (`printManager`)."""
-    text = _go_quote(conflict.manager)
+    text = go_quote(conflict.manager)
     if conflict.subresource:
-        text += f" with subresource {_go_quote(conflict.subresource)}"
+        text += f" with subresource {go_quote(conflict.subresource)}"
     if conflict.operation == "Update" and conflict.api_version:
         text += f" using {conflict.api_version}"
     return text
@@ -145,6 +145,6 @@ def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation
         yield Violation(
             conflict.path,
             f"conflict with {manager}: {conflict.ssa_path}",
-            f"leave the field to {_go_quote(conflict.manager)} and out of the manifest, "
+            f"leave the field to {go_quote(conflict.manager)} and out of the manifest, "
             "or add that manager to the rule's field-managers if it applies this manifest",
         )

@@ -61,15 +61,8 @@ from typing import Any, Iterator, Mapping, Sequence
 from ..kube import get_path, group_kind
 from ..model import WARNING, FieldPath, Violation, format_path
 from ..rule import SET, SetObject
-from ..selectors import TemplateIndex, parse_map_selector
-from ._workload_selectors import (
-    TEMPLATE_LABEL_PATHS,
-    first_per_path,
-    namespace_of,
-    plural,
-    pod_sources,
-    without_generated_keys,
-)
+from ..selectors import parse_map_selector
+from ._workload_selectors import TEMPLATE_LABEL_PATHS, UNMATCHED_HINT, PodLookup, first_per_path
 
 CODE = "FW103"
 NAME = "service-selects-nothing"
@@ -95,9 +88,7 @@ def check_set(
     services = [i for i in targets if group_kind(objects[i].data) == ("", "Service")]
     if not services:
         return
-    default_namespace = str(conf.get("default-namespace", "default"))
-    sources = pod_sources(objects, default_namespace)
-    indexes: dict[str, TemplateIndex] = {}
+    pods = PodLookup(objects, str(conf.get("default-namespace", "default")))
     for index in services:
         data = objects[index].data
         if get_path(data, ("spec", "type")) == "ExternalName":
@@ -111,18 +102,8 @@ def check_set(
             )
         if selector is None or selector.is_empty:
             continue
-        namespace = namespace_of(objects[index], default_namespace)
-        found = sources.get(namespace)
-        if found is None or not found.known:
-            continue
-        if namespace not in indexes:
-            indexes[namespace] = TemplateIndex(found.items)
-        if indexes[namespace].matching(without_generated_keys(selector)):
-            continue
-        yield index, Violation(
-            _SELECTOR,
-            f"Service selector `{selector}` matches no pod template in namespace {namespace} "
-            f"({plural(len(found.items), 'pod template')} checked)",
-            "fix the selector or the workload's template labels; if the pods come from "
-            "elsewhere, suppress this finding",
-        )
+        where = pods.selects_nothing(index, selector)
+        if where:
+            yield index, Violation(
+                _SELECTOR, f"Service selector `{selector}` matches no pod template {where}", UNMATCHED_HINT
+            )
