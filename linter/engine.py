@@ -15,7 +15,7 @@ from typing import Any, Iterable, NamedTuple, Sequence
 from ..policies.config import Settings
 from ..policies.model import format_path
 from ..policies.registry import RULES, resolve
-from ..policies.rule import SET, SetObject
+from ..policies.rule import ADMISSION, SET, SetObject
 from .analyse import FileResult, Finding, ObjectRecord, analyse, context_paths, locate_in_record, read_source
 from .suppress import covers, directive_document
 
@@ -271,6 +271,8 @@ def _unused(results: Iterable[FileResult], used: set[tuple[str, int, str]], used
 
     def report(file: str, line: int, column: int, entry: str, where: str, obj: str = "", from_annotation: bool = False) -> None:
         rule = resolve(entry) if entry != "*" else None
+        if from_annotation and rule is not None and rule.SCOPE == ADMISSION:
+            return  # the webhook honours it; the linter cannot tell whether it is used
         if entry != "*" and rule is None:
             if from_annotation:
                 return  # the webhook may know codes the linter does not

@@ -9,7 +9,9 @@ FIXABLE), a docstring that is its documentation page, and one pure function:
   object but reports only on the indices in `targets`, and reads only the fields
   named in `CONTEXT_PATHS` (`*` stands for every list item);
 - SCOPE "input": raised by the front end that reads the input (YAML syntax and the
-  like); the module carries the metadata and documentation only.
+  like); the module carries the metadata and documentation only;
+- SCOPE "admission": run by the webhook on AdmissionRequests (see policies/admission.py);
+  the linter leaves them alone.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from .model import ObjectKey, Violation
 OBJECT = "object"
 SET = "set"
 INPUT = "input"
+ADMISSION = "admission"
 
 
 class SetObject(NamedTuple):

@@ -13,7 +13,7 @@ import pytest
 from fieldwarden.cli import main
 from fieldwarden.policies.model import SEVERITIES
 from fieldwarden.policies.registry import BY_NAME, RULES
-from fieldwarden.policies.rule import INPUT, OBJECT, SET
+from fieldwarden.policies.rule import ADMISSION, INPUT, OBJECT, SET
 
 REPO = Path(__file__).resolve().parent.parent
 HEADINGS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead")
@@ -25,7 +25,7 @@ def test_rule_metadata_and_docs(code: str) -> None:
     assert rule.CODE == code and re.fullmatch(r"FW\d{3}", code)
     assert re.fullmatch(r"[a-z]+(-[a-z0-9]+)+", rule.NAME)
     assert rule.SEVERITY in SEVERITIES
-    assert rule.SCOPE in (INPUT, OBJECT, SET)
+    assert rule.SCOPE in (INPUT, OBJECT, SET, ADMISSION)
     doc = rule.__doc__ or ""
     for heading in HEADINGS:
         assert heading in doc, f"{code} docs lack {heading!r}"
@@ -33,6 +33,8 @@ def test_rule_metadata_and_docs(code: str) -> None:
         assert callable(rule.check)
     if rule.SCOPE == SET:
         assert callable(rule.check_set) and isinstance(rule.CONTEXT_PATHS, tuple)
+    if rule.SCOPE == ADMISSION:
+        assert callable(getattr(rule, "validate", None)) != callable(getattr(rule, "mutate", None))
     assert set(rule.DEFAULTS) <= set(rule.OPTIONS)
 
 
