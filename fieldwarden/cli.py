@@ -1,4 +1,4 @@
-"""The `fieldwarden` command: subcommands dispatch to the linter (and later the webhook)."""
+"""The `fieldwarden` command: subcommands dispatch to the linter and the webhook."""
 
 from __future__ import annotations
 
@@ -26,6 +26,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     explain = commands.add_parser("explain", help="print one rule's documentation")
     explain.add_argument("rule", help="rule code or name, e.g. FW201 or strategy-type-missing")
     commands.add_parser("schema", help="print the configuration's JSON Schema")
+    serve = commands.add_parser("serve", help="run the admission webhook (HTTPS, gunicorn)")
+    words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
+    if words[:1] == ["serve"]:  # only then: `fieldwarden lint` never loads the webhook
+        from .webhook import serve as serve_cli
+
+        serve_cli.add_arguments(serve)
 
     args = parser.parse_args(argv)
     if argv is None:  # a command-line run (callers in-process pass their arguments)
@@ -37,6 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "lint":
             return lint_cli.run(args)
+        if args.command == "serve":
+            return serve_cli.run(args)
         from . import commands as info
 
         return int(getattr(info, args.command)(args))

@@ -3,16 +3,20 @@
 A comment at the end of a line, or alone on the line above, silences findings on that
 line; a comment among the lines that head a document (on or after its `---`, before
 its first key) silences the whole document. `ignore` without codes silences every rule.
+The annotation and rule-list parsing live in policies/suppression.py: the webhook
+honours the same annotation.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import NamedTuple, Sequence
 
-ANNOTATION = "fieldwarden.io/ignore"
+from ..policies.suppression import ANNOTATION, annotation_codes, covers, parse_codes
+
+__all__ = ["ANNOTATION", "Directive", "annotation_codes", "covers", "directive_document", "parse_codes", "scan_comments"]
+
 _DIRECTIVE = re.compile(r"(?:^|\s)#\s*fieldwarden:\s*ignore(?:\[([^\]]*)\])?", re.IGNORECASE)
-_ALL = ("all", "*")
 
 
 class Directive(NamedTuple):
@@ -22,14 +26,6 @@ class Directive(NamedTuple):
     column: int
     codes: tuple[str, ...] | None
     standalone: bool
-
-
-def parse_codes(text: str) -> tuple[str, ...] | None:
-    """`FW201, selector-overlap` -> ("FW201", "selector-overlap"); `all`/`*`/empty -> None."""
-    codes = tuple(part.strip() for part in text.split(",") if part.strip())
-    if not codes or any(code.lower() in _ALL for code in codes):
-        return None
-    return codes
 
 
 def scan_comments(text: str) -> list[Directive]:
@@ -46,16 +42,6 @@ def scan_comments(text: str) -> list[Directive]:
     return found
 
 
-def annotation_codes(obj: Mapping[str, Any]) -> tuple[str, ...] | None | bool:
-    """Codes named by the object's ignore annotation; None = all; False = no annotation."""
-    meta = obj.get("metadata")
-    notes = meta.get("annotations") if isinstance(meta, dict) else None
-    value = notes.get(ANNOTATION) if isinstance(notes, dict) else None
-    if not isinstance(value, str):
-        return False
-    return parse_codes(value)
-
-
 def directive_document(directive: Directive, spans: Sequence[tuple[int, int]]) -> int | None:
     """Index of the document a standalone directive heads, or None if it heads none.
 
@@ -68,14 +54,4 @@ def directive_document(directive: Directive, spans: Sequence[tuple[int, int]]) -
         if previous_end < directive.line < start:
             return index
         previous_end = end
-    return None
-
-
-def covers(codes: tuple[str, ...] | None, code: str, name: str) -> str | None:
-    """The entry of `codes` that names this rule ("*" for a blanket), or None."""
-    if codes is None:
-        return "*"
-    for entry in codes:
-        if entry.upper() == code or entry.lower() == name:
-            return entry
     return None

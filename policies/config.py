@@ -7,13 +7,41 @@ is built from the rules' declared options and shipped as `config.schema.json`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 
 from .model import SEVERITIES, SEVERITY_RANK, WARNING
 from .registry import RULES, resolve
 
 SCHEMA_FILE = Path(__file__).with_name("config.schema.json")
 DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
+# An AdmissionReview carries the object and, on UPDATE, the old object: each up to the
+# API server's 3 MiB request limit, in JSON (larger than the protobuf etcd keeps).
+DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024
+
+WEBHOOK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "options of the admission webhook (the linter ignores them)",
+    "additionalProperties": False,
+    "properties": {
+        "on-stale-inventory": {
+            "enum": ["allow", "deny"],
+            "description": "while the autoscaler inventory is not synced: decide with what it holds and "
+            "add a warning (allow), or refuse requests whose answer depends on it (deny, HTTP 503 in the status)",
+        },
+        "max-request-bytes": {
+            "type": "integer",
+            "minimum": 65536,
+            "description": "largest AdmissionReview body accepted (bytes); larger ones get HTTP 413",
+        },
+    },
+}
+
+
+class WebhookSettings(NamedTuple):
+    """The `webhook` section of the configuration."""
+
+    on_stale_inventory: str = "allow"
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
 
 
 class ConfigError(Exception):
@@ -61,6 +89,7 @@ def build_schema() -> dict[str, Any]:
                 "description": "load the project's other manifests as context for cross-file rules",
             },
             "rules": {"type": "object", "properties": rule_props, "additionalProperties": False},
+            "webhook": WEBHOOK_SCHEMA,
         },
         "$defs": rule_defs,
     }
@@ -95,6 +124,10 @@ class Settings:
         self.default_namespace: str = data.get("default-namespace", "default")
         self.max_file_size: int = data.get("max-file-size", DEFAULT_MAX_FILE_SIZE)
         self.context: bool = data.get("context", True)
+        webhook = data.get("webhook") or {}
+        self.webhook = WebhookSettings(
+            webhook.get("on-stale-inventory", "allow"), webhook.get("max-request-bytes", DEFAULT_MAX_REQUEST_BYTES)
+        )
         self.severity: dict[str, str] = {code: rule.SEVERITY for code, rule in RULES.items()}
         self.options: dict[str, dict[str, Any]] = {code: dict(rule.DEFAULTS) for code, rule in RULES.items()}
         for key, value in (data.get("rules") or {}).items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from .rules import (
+    autoscaler_owned_field_reset,
     autoscaler_target_missing,
     document_too_complex,
     duplicate_key,
@@ -12,6 +13,8 @@ from .rules import (
     live_object_export,
     managed_field_conflict,
     multiple_hpas,
+    pod_update_not_image_only,
+    pod_without_readiness_gate,
     replicas_owned_by_hpa,
     resources_owned_by_vpa,
     strategy_type_missing,
@@ -23,6 +26,7 @@ from .rules import (
 )
 
 _MODULES: tuple[ModuleType, ...] = (
+    autoscaler_owned_field_reset,
     replicas_owned_by_hpa,
     multiple_hpas,
     autoscaler_target_missing,
@@ -38,6 +42,8 @@ _MODULES: tuple[ModuleType, ...] = (
     live_object_export,
     managed_field_conflict,
     selector_missing, selector_template_mismatch, service_selects_nothing, pdb_selects_nothing, selector_overlap,
+    pod_update_not_image_only,
+    pod_without_readiness_gate,
 )
 
 RULES: dict[str, ModuleType] = {module.CODE: module for module in sorted(_MODULES, key=lambda m: m.CODE)}

@@ -1,0 +1,311 @@
+"""A Pod UPDATE changes more than container images (admission, validating).
+
+## What it does
+On `UPDATE` of a Pod (the `pods` resource itself), compares `oldObject.spec` with
+`object.spec` and denies any difference other than `spec.containers[*].image` and
+`spec.initContainers[*].image`. The message names every offending field path, e.g.
+`spec.containers[name=app].env, spec.tolerations`. Metadata (labels, annotations,
+finalizers, ownerReferences) is never compared: controllers edit it all the time.
+
+Containers are compared **by index**, as the API server's `ValidatePodUpdate` does:
+an added or removed container is reported at its index (`spec.containers[1]`), and so
+is a reordered or renamed one. Images must be non-empty and free of surrounding
+whitespace; the API server rejects those anyway, the message just says so earlier.
+A null, absent, `{}` or `[]` value counts as the same "empty" value.
+
+Sub-resources are never judged (the rule answers nothing):
+- `pods/status`: the kubelet and controllers write conditions and container
+  statuses; the API server ignores spec changes sent there;
+- `pods/resize`: in-place pod resize and the VPA's `InPlaceOrRecreate` mode change
+  container `resources` there, on purpose and without a restart of the pod;
+- `pods/ephemeralcontainers`: `kubectl debug` adds ephemeral containers there;
+- anything else (`binding`, `eviction`, `exec`, ... are not UPDATEs of the pod spec).
+Register the webhook for `pods` only; the rule returns nothing for sub-resources anyway.
+
+Pods that still carry `spec.schedulingGates` in `oldObject` have never been scheduled,
+and queue controllers (Kueue and the like) finish them: with
+`allow-gated-pod-scheduling-changes` (default true) this rule does not judge, on such a
+pod, the removal of scheduling gates (adding one is still reported), nor changes of
+`spec.nodeSelector`, `spec.affinity.nodeAffinity` and `spec.tolerations`. The API
+server still applies its own limits there (gates can only be removed, a gated pod's
+nodeSelector and required node affinity can only gain entries, tolerations can only
+be added). Everything else (pod affinity, resources, env, ...) stays denied. Once
+the last gate is gone the pod is ordinary and only images may change.
+
+With `require-gate-false` (default false) an image change is also denied unless
+`oldObject.status.conditions` holds the condition `gate-condition-type` (default
+`InPlaceUpdateReady`, the readiness gate FW402 injects) with status `"False"`: the
+in-place update protocol first takes the pod out of its Services, then swaps the
+image. This applies to every pod, gated by FW402 or not; exempt the others.
+
+The webhook applies `enforcement` (`deny`, `warn`: allowed with a warning, `dryrun`:
+logged and counted only) and the exemptions (namespaces, users, groups, the
+`fieldwarden.io/ignore` annotation); this rule only tells what is wrong.
+
+## Why is this bad?
+An image change is the one spec edit Kubernetes can apply in place: the kubelet sees
+the container's hash change and restarts that container only; the pod keeps its
+node, IP and volumes. The API server permits a few other edits (added tolerations,
+`activeDeadlineSeconds`, removing scheduling gates, ...), which breaks the promise
+"a running pod is what its template said, plus a new image": a deploy tool that
+patches pods in place, or a person with `kubectl edit`, drifts a pod away from every
+other replica. Anything else needs a new pod, made by rolling the workload.
+
+## Example
+```yaml
+# kubectl edit pod web-7d9c-abcde: env changed, toleration added
+spec:
+  containers:
+    - name: app
+      image: registry.example.com/app:1.2
+      env: [{name: LOG_LEVEL, value: debug}]
+  tolerations: [{key: dedicated, operator: Exists}]
+```
+
+## Use instead
+```yaml
+# kubectl set image pod/web-7d9c-abcde app=registry.example.com/app:1.3
+# (only spec.containers[*].image changes); roll the Deployment for anything else
+spec:
+  containers:
+    - name: app
+      image: registry.example.com/app:1.3
+```
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..admission import (
+    COMMON_DEFAULTS,
+    COMMON_OPTIONS,
+    ENFORCEMENT_DEFAULT,
+    ENFORCEMENT_OPTION,
+    AdmissionRequest,
+    AutoscalerIndex,
+    Verdict,
+)
+from ..kube import get_path
+from ..model import ERROR, FieldPath, format_path
+from ..rule import ADMISSION
+from ._readiness_gate import CONDITION_TYPE_SCHEMA, DEFAULT_CONDITION_TYPE
+
+CODE = "FW401"
+NAME = "pod-update-not-image-only"
+SEVERITY = ERROR
+SCOPE = ADMISSION
+FIXABLE = False
+OPTIONS: dict[str, Any] = {
+    **COMMON_OPTIONS,
+    **ENFORCEMENT_OPTION,
+    "allow-gated-pod-scheduling-changes": {
+        "type": "boolean",
+        "description": "on pods with schedulingGates, allow removing gates and changing nodeSelector, "
+        "node affinity and tolerations (queue controllers such as Kueue)",
+    },
+    "require-gate-false": {
+        "type": "boolean",
+        "description": "allow an image change only while the pod's gate-condition-type condition is False",
+    },
+    "gate-condition-type": {
+        **CONDITION_TYPE_SCHEMA,
+        "description": "the readiness-gate condition require-gate-false reads (FW402's condition-type)",
+    },
+}
+DEFAULTS: dict[str, Any] = {
+    **COMMON_DEFAULTS,
+    **ENFORCEMENT_DEFAULT,
+    "allow-gated-pod-scheduling-changes": True,
+    "require-gate-false": False,
+    "gate-condition-type": DEFAULT_CONDITION_TYPE,
+}
+
+CONTAINER_LISTS = ("containers", "initContainers")
+# What a queue controller may change on a pod that still has scheduling gates.
+GATED_POD_FIELDS: frozenset[FieldPath] = frozenset(
+    {("spec", "nodeSelector"), ("spec", "affinity", "nodeAffinity"), ("spec", "tolerations")}
+)
+_EMPTY: tuple[Any, ...] = (None, {}, [])
+
+
+def validate(request: AdmissionRequest, conf: Mapping[str, Any], autoscalers: AutoscalerIndex) -> Verdict | None:
+    """Deny a Pod UPDATE whose spec changes anything but container images."""
+    if request.operation != "UPDATE" or request.group != "" or request.kind != "Pod" or request.sub_resource:
+        return None
+    old, new = request.old_object, request.object
+    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        return None
+    old_spec, new_spec = _mapping(old.get("spec")), _mapping(new.get("spec"))
+    gated = bool(conf.get("allow-gated-pod-scheduling-changes", True)) and bool(old_spec.get("schedulingGates"))
+    reasons: list[str] = []
+    changes = _spec_changes(old_spec, new_spec, new, gated) + _bad_images(new_spec, new)
+    if changes:
+        reasons.append(
+            "a pod update may only change spec.containers[*].image and spec.initContainers[*].image; "
+            f"this one also changes {', '.join(changes)} (roll the workload to get a new pod instead)"
+        )
+    if conf.get("require-gate-false") and _images_change(old_spec, new_spec):
+        condition_type = str(conf.get("gate-condition-type", DEFAULT_CONDITION_TYPE))
+        status = _condition_status(old, condition_type)
+        if status != "False":
+            shown = "absent" if status is None else f'"{status}"'
+            reasons.append(
+                f'an image may only change while the pod\'s condition {condition_type} is "False", and it is '
+                f"{shown} (set it to False first so the pod leaves its Services, then change the image)"
+            )
+    return Verdict(False, "; ".join(reasons)) if reasons else None
+
+
+def _spec_changes(
+    old_spec: Mapping[str, Any], new_spec: Mapping[str, Any], new: Mapping[str, Any], gated: bool
+) -> list[str]:
+    found: list[str] = []
+    relaxed = GATED_POD_FIELDS if gated else frozenset()
+    for key in _keys(old_spec, new_spec):
+        if key in CONTAINER_LISTS:
+            found += _container_changes(key, old_spec.get(key), new_spec.get(key), new)
+        elif key == "schedulingGates" and gated:
+            if not _gate_names(new_spec.get(key)) <= _gate_names(old_spec.get(key)):
+                found.append("spec.schedulingGates (gates can only be removed)")
+        else:
+            found += [format_path(p, new) for p in _diff(old_spec.get(key), new_spec.get(key), ("spec", key), relaxed)]
+    return found
+
+
+def _diff(old: Any, new: Any, path: FieldPath, relaxed: frozenset[FieldPath]) -> list[FieldPath]:
+    """Paths under `path` where old and new differ: mappings are descended, lists are not.
+
+    A mapping that one side lacks is reported whole, unless a relaxed path lies inside it.
+    """
+    if _same(old, new) or path in relaxed:
+        return []
+    descend = (isinstance(old, dict) and isinstance(new, dict) and bool(old) and bool(new)) or (
+        any(r[: len(path)] == path for r in relaxed) and _mapping_or_empty(old) and _mapping_or_empty(new)
+    )
+    if not descend:
+        return [path]
+    old_map, new_map = _mapping(old), _mapping(new)
+    found: list[FieldPath] = []
+    for key in _keys(old_map, new_map):
+        found += _diff(old_map.get(key), new_map.get(key), path + (key,), relaxed)
+    return found
+
+
+def _container_changes(field: str, old: Any, new: Any, new_obj: Mapping[str, Any]) -> list[str]:
+    """Differences of a container list, compared by index as the API server does."""
+    where = f"spec.{field}"
+    if not _list_or_empty(old) or not _list_or_empty(new):
+        return [] if _same(old, new) else [where]
+    old_list: list[Any] = old or []
+    new_list: list[Any] = new or []
+    old_names = [_name(c, i) for i, c in enumerate(old_list)]
+    new_names = [_name(c, i) for i, c in enumerate(new_list)]
+    found: list[str] = []
+    if len(old_list) != len(new_list):
+        for i, name in enumerate(old_names):
+            if name not in new_names:
+                found.append(f'{where}[{i}] (container "{name}" removed: an update cannot remove containers)')
+        for i, name in enumerate(new_names):
+            if name not in old_names:
+                found.append(f'{where}[{i}] (container "{name}" added: an update cannot add containers)')
+        pairs = [(old_names.index(name), j) for j, name in enumerate(new_names) if name in old_names]
+        return found + _field_changes(field, old_list, new_list, pairs, new_obj)
+    pairs = [(i, i) for i in range(len(new_list)) if old_names[i] == new_names[i]]
+    moved = [i for i in range(len(new_list)) if old_names[i] != new_names[i]]
+    if moved and sorted(old_names) == sorted(new_names):
+        found += [f"{where}[{i}]" for i in moved]
+        found[-1] += (
+            f" (containers reordered from {', '.join(old_names)} to {', '.join(new_names)}: "
+            "the API server compares them by index)"
+        )
+    else:
+        found += [f'{where}[{i}] (container "{old_names[i]}" replaced by "{new_names[i]}")' for i in moved]
+    return found + _field_changes(field, old_list, new_list, pairs, new_obj)
+
+
+def _field_changes(
+    field: str, old_list: list[Any], new_list: list[Any], pairs: list[tuple[int, int]], new_obj: Mapping[str, Any]
+) -> list[str]:
+    """Changed fields (the image aside) of containers paired as (old index, new index)."""
+    found: list[str] = []
+    for i, j in pairs:
+        old_c, new_c = old_list[i], new_list[j]
+        if not isinstance(old_c, dict) or not isinstance(new_c, dict):
+            if not _same(old_c, new_c):
+                found.append(f"spec.{field}[{j}]")
+            continue
+        for key in _keys(old_c, new_c):
+            if key != "image":
+                paths = _diff(old_c.get(key), new_c.get(key), ("spec", field, j, key), frozenset())
+                found += [format_path(p, new_obj) for p in paths]
+    return found
+
+
+def _bad_images(spec: Mapping[str, Any], new_obj: Mapping[str, Any]) -> list[str]:
+    """Images the API server would reject: empty, not a string, or with surrounding whitespace."""
+    found: list[str] = []
+    for field in CONTAINER_LISTS:
+        containers = spec.get(field)
+        for index, container in enumerate(containers if isinstance(containers, list) else []):
+            if not isinstance(container, dict):
+                continue
+            image = container.get("image")
+            where = format_path(("spec", field, index, "image"), new_obj)
+            if not isinstance(image, str) or not image.strip():
+                found.append(f"{where} (empty: the API server rejects it anyway)")
+            elif image != image.strip():
+                found.append(f"{where} ({image!r} has surrounding whitespace: the API server rejects it anyway)")
+    return found
+
+
+def _images_change(old_spec: Mapping[str, Any], new_spec: Mapping[str, Any]) -> bool:
+    """Whether some container (paired by index) gets another image."""
+    for field in CONTAINER_LISTS:
+        old_list, new_list = old_spec.get(field), new_spec.get(field)
+        if isinstance(old_list, list) and isinstance(new_list, list):
+            for old_c, new_c in zip(old_list, new_list):
+                if isinstance(old_c, dict) and isinstance(new_c, dict) and old_c.get("image") != new_c.get("image"):
+                    return True
+    return False
+
+
+def _condition_status(pod: Mapping[str, Any], condition_type: str) -> Any:
+    """status of the pod's condition of this type (None when it has none)."""
+    conditions = get_path(pod, ("status", "conditions"))
+    for condition in conditions if isinstance(conditions, list) else []:
+        if isinstance(condition, dict) and condition.get("type") == condition_type:
+            return condition.get("status")
+    return None
+
+
+def _gate_names(gates: Any) -> set[str]:
+    if not isinstance(gates, list):
+        return set() if gates in _EMPTY else {repr(gates)}
+    return {str(g.get("name")) if isinstance(g, dict) else repr(g) for g in gates}
+
+
+def _name(container: Any, index: int) -> str:
+    name = container.get("name") if isinstance(container, dict) else None
+    return name if isinstance(name, str) else f"#{index}"
+
+
+def _keys(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """Keys of both mappings: new's order first, then keys only old has."""
+    return list(new) + [k for k in old if k not in new]
+
+
+def _same(old: Any, new: Any) -> bool:
+    return (old in _EMPTY and new in _EMPTY) or old == new
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _mapping_or_empty(value: Any) -> bool:
+    return isinstance(value, dict) or value in _EMPTY
+
+
+def _list_or_empty(value: Any) -> bool:
+    return isinstance(value, list) or value in _EMPTY

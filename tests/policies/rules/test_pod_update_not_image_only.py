@@ -1,0 +1,345 @@
+"""FW401 pod-update-not-image-only, on the real `kubectl set image` / `kubectl label` requests."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
+
+from fieldwarden.policies.admission import AdmissionRequest, AutoscalerIndex, Verdict
+from fieldwarden.policies.config import ConfigError, Settings, validate
+from fieldwarden.policies.rules import pod_update_not_image_only as rule
+from tests.policies.rules.admission_samples import request, review
+
+Edit = Callable[[dict[str, Any]], None]
+GATE = {"name": "kueue.x-k8s.io/admission"}
+NODE_AFFINITY = {
+    "requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "In", "values": ["gpu"]}]}]
+    }
+}
+
+
+def conf(**options: Any) -> dict[str, Any]:
+    return {**Settings().rule_conf("FW401"), **{k.replace("_", "-"): v for k, v in options.items()}}
+
+
+def update(
+    old: Edit | None = None, new: Edit | None = None, both: Edit | None = None, sample: str = "pod-update-set-image.json"
+) -> AdmissionRequest:
+    """The real set-image UPDATE (old image nginx:1.25, new nginx:1.26), edited: `both` first."""
+    body = review(sample)
+    for edit, key in ((both, "oldObject"), (both, "object"), (old, "oldObject"), (new, "object")):
+        if edit is not None:
+            edit(body["request"][key])
+    return request(body)
+
+
+def judge(req: AdmissionRequest, **options: Any) -> Verdict | None:
+    return rule.validate(req, conf(**options), AutoscalerIndex())
+
+
+def denied(req: AdmissionRequest, **options: Any) -> str:
+    verdict = judge(req, **options)
+    assert verdict is not None and verdict.allowed is False
+    return verdict.message
+
+
+def container(pod: dict[str, Any], index: int = 0) -> dict[str, Any]:
+    found: dict[str, Any] = pod["spec"]["containers"][index]
+    return found
+
+
+def add_sidecar(pod: dict[str, Any]) -> None:
+    pod["spec"]["containers"].append({"name": "sidecar", "image": "envoy:1.30", "resources": {}})
+
+
+def add_init(image: str) -> Edit:
+    def edit(pod: dict[str, Any]) -> None:
+        pod["spec"]["initContainers"] = [{"name": "init", "image": image, "resources": {}}]
+
+    return edit
+
+
+def gated(pod: dict[str, Any]) -> None:
+    pod["spec"]["schedulingGates"] = [GATE]
+
+
+def kueue_admits(pod: dict[str, Any]) -> None:
+    """What a queue controller does to a gated pod: ungate, pin to nodes, tolerate them."""
+    pod["spec"].pop("schedulingGates", None)
+    pod["spec"]["nodeSelector"] = {"cloud.example.com/pool": "gpu"}
+    pod["spec"]["affinity"] = {"nodeAffinity": NODE_AFFINITY}
+    pod["spec"]["tolerations"].append({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"})
+
+
+def condition(status: str | None) -> Edit:
+    def edit(pod: dict[str, Any]) -> None:
+        if status is not None:
+            pod["status"]["conditions"] = [
+                {"type": "Ready", "status": "True"},
+                {"type": "InPlaceUpdateReady", "status": status},
+            ]
+
+    return edit
+
+
+# --- what passes --------------------------------------------------------------------
+
+
+def test_real_set_image_update_is_allowed() -> None:
+    req = update()
+    assert container(dict(req.old_object or {}))["image"] != container(dict(req.object or {}))["image"]
+    assert judge(req) is None
+
+
+def test_real_label_update_is_allowed() -> None:
+    req = update(sample="pod-update-label.json")
+    assert (req.object or {})["metadata"] != (req.old_object or {})["metadata"]
+    assert judge(req) is None
+
+
+def test_metadata_edits_are_allowed() -> None:
+    def edit_metadata(pod: dict[str, Any]) -> None:
+        meta = pod["metadata"]
+        meta["annotations"]["example.com/note"] = "x"
+        meta["finalizers"] = ["example.com/keep"]
+        meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "1"}]
+
+    assert judge(update(new=edit_metadata)) is None
+
+
+def test_init_container_image_change_is_allowed() -> None:
+    assert judge(update(old=add_init("busybox:1.36"), new=add_init("busybox:1.37"))) is None
+
+
+def test_null_empty_and_absent_values_are_the_same() -> None:
+    def drop_empties(pod: dict[str, Any]) -> None:
+        del container(pod)["resources"]
+        pod["spec"]["securityContext"] = None
+
+    assert judge(update(new=drop_empties)) is None
+
+
+# --- what is denied, and how it is named ---------------------------------------------
+
+
+def test_env_change_names_the_container_field() -> None:
+    message = denied(update(new=lambda pod: container(pod).update(env=[{"name": "LOG", "value": "debug"}])))
+    assert "spec.containers[name=c].env" in message
+    assert "spec.containers[*].image" in message  # says what may change
+
+
+def test_resources_change_is_denied_down_to_the_changed_quantity() -> None:
+    def requests(cpu: str) -> Edit:
+        return lambda pod: container(pod).update(resources={"requests": {"cpu": cpu, "memory": "64Mi"}})
+
+    assert "spec.containers[name=c].resources" in denied(update(new=requests("200m")))
+    message = denied(update(old=requests("100m"), new=requests("200m")))
+    assert "spec.containers[name=c].resources.requests.cpu" in message
+    assert "memory" not in message
+
+
+def test_every_offending_path_is_listed() -> None:
+    def many(pod: dict[str, Any]) -> None:
+        container(pod)["image"] = "nginx:1.27"  # allowed, not listed
+        container(pod)["env"] = [{"name": "A", "value": "1"}]
+        container(pod)["imagePullPolicy"] = "Always"
+        pod["spec"]["tolerations"].append({"key": "dedicated", "operator": "Exists"})
+        pod["spec"]["activeDeadlineSeconds"] = 60
+        pod["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "n1"}
+        del pod["spec"]["enableServiceLinks"]
+
+    message = denied(update(new=many))
+    listed = message.split("this one also changes ", 1)[1].rsplit(" (roll the workload", 1)[0]
+    assert sorted(listed.split(", ")) == [
+        "spec.activeDeadlineSeconds",
+        "spec.containers[name=c].env",
+        "spec.containers[name=c].imagePullPolicy",
+        "spec.enableServiceLinks",
+        "spec.nodeSelector",
+        "spec.tolerations",
+    ]
+
+
+def test_nested_change_is_reported_at_the_changed_key() -> None:
+    def context(**fields: Any) -> Edit:
+        return lambda pod: pod["spec"]["securityContext"].update(fields)
+
+    message = denied(update(old=context(runAsNonRoot=True), new=context(runAsNonRoot=True, runAsUser=1000)))
+    assert "spec.securityContext.runAsUser" in message and "runAsNonRoot" not in message
+    assert "spec.securityContext (" in denied(update(new=context(runAsUser=1000)))  # added whole
+
+
+def test_added_container_is_reported_by_index() -> None:
+    assert 'spec.containers[1] (container "sidecar" added' in denied(update(new=add_sidecar))
+
+
+def test_removed_container_is_reported_by_index() -> None:
+    assert 'spec.containers[1] (container "sidecar" removed' in denied(update(old=add_sidecar))
+
+
+def test_removing_the_first_container_names_it_not_the_shifted_one() -> None:
+    def remove_first(pod: dict[str, Any]) -> None:
+        del pod["spec"]["containers"][0]
+
+    message = denied(update(both=add_sidecar, new=remove_first))
+    assert 'spec.containers[0] (container "c" removed' in message
+    assert "sidecar" not in message
+
+
+def test_reordered_containers_are_a_change() -> None:
+    def reverse(pod: dict[str, Any]) -> None:
+        pod["spec"]["containers"].reverse()
+
+    message = denied(update(both=add_sidecar, new=reverse))
+    assert "spec.containers[0], spec.containers[1] (containers reordered from c, sidecar to sidecar, c" in message
+    assert "compares them by index" in message
+
+
+def test_renamed_container_is_a_change() -> None:
+    message = denied(update(new=lambda pod: container(pod).update(name="web")))
+    assert 'spec.containers[0] (container "c" replaced by "web")' in message
+
+
+def test_init_container_field_change_is_denied() -> None:
+    def init_with_env(pod: dict[str, Any]) -> None:
+        add_init("busybox:1.36")(pod)
+        pod["spec"]["initContainers"][0]["env"] = [{"name": "A", "value": "1"}]
+
+    assert "spec.initContainers[name=init].env" in denied(update(old=add_init("busybox:1.36"), new=init_with_env))
+
+
+@pytest.mark.parametrize(
+    "image, says",
+    [(" nginx:1.26", "whitespace"), ("nginx:1.26\n", "whitespace"), ("", "empty"), ("  ", "empty")],
+)
+def test_bad_images_are_denied_like_the_api_server_would(image: str, says: str) -> None:
+    message = denied(update(new=lambda pod: container(pod).update(image=image)))
+    assert "spec.containers[name=c].image" in message and says in message
+    assert "API server rejects it anyway" in message
+
+
+def test_missing_image_is_denied() -> None:
+    assert "spec.containers[name=c].image (empty" in denied(update(new=lambda pod: container(pod).pop("image")))
+
+
+# --- what the rule never judges ------------------------------------------------------
+
+
+def env_change(pod: dict[str, Any]) -> None:
+    container(pod)["env"] = [{"name": "A", "value": "1"}]
+
+
+@pytest.mark.parametrize("sub_resource", ["status", "resize", "ephemeralcontainers", "binding"])
+def test_sub_resources_are_never_judged(sub_resource: str) -> None:
+    def resize(pod: dict[str, Any]) -> None:
+        container(pod)["resources"] = {"requests": {"cpu": "2"}}
+        pod["spec"]["ephemeralContainers"] = [{"name": "debugger", "image": "busybox"}]
+        pod["status"]["phase"] = "Running"
+
+    req = update(new=resize)
+    assert judge(req) is not None  # the same change on the pod itself is denied
+    assert judge(req._replace(sub_resource=sub_resource)) is None
+
+
+def test_other_kinds_and_operations_are_not_judged() -> None:
+    req = update(new=env_change)
+    assert judge(req._replace(kind="Deployment", group="apps", resource="deployments")) is None
+    assert judge(req._replace(operation="CREATE", old_object=None)) is None
+    assert judge(req._replace(operation="DELETE", object=None)) is None
+
+
+# --- gated pods (schedulingGates) ----------------------------------------------------
+
+
+def test_queue_controller_admitting_a_gated_pod_is_allowed() -> None:
+    assert judge(update(both=gated, new=kueue_admits)) is None
+
+
+def test_same_changes_on_an_ungated_pod_are_denied() -> None:
+    message = denied(update(new=kueue_admits))
+    for path in ("spec.nodeSelector", "spec.affinity", "spec.tolerations"):
+        assert path in message
+
+
+def test_gated_pod_changes_are_denied_when_the_option_is_off() -> None:
+    message = denied(update(both=gated, new=kueue_admits), allow_gated_pod_scheduling_changes=False)
+    for path in ("spec.schedulingGates", "spec.nodeSelector", "spec.affinity", "spec.tolerations"):
+        assert path in message
+
+
+def test_gated_pod_may_lose_one_gate_of_two_but_gain_none() -> None:
+    second = {"name": "example.com/quota"}
+
+    def two_gates(pod: dict[str, Any]) -> None:
+        pod["spec"]["schedulingGates"] = [GATE, second]
+
+    assert judge(update(old=two_gates, new=lambda pod: pod["spec"].update(schedulingGates=[second]))) is None
+    extra = {"name": "example.com/new"}
+    message = denied(update(both=gated, new=lambda pod: pod["spec"]["schedulingGates"].append(extra)))
+    assert "spec.schedulingGates (gates can only be removed)" in message
+
+
+def test_gated_pod_other_changes_stay_denied() -> None:
+    def admit_with_extras(pod: dict[str, Any]) -> None:
+        kueue_admits(pod)
+        required = [{"topologyKey": "zone"}]
+        pod["spec"]["affinity"]["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": required}
+        env_change(pod)
+
+    message = denied(update(both=gated, new=admit_with_extras))
+    assert "spec.affinity.podAffinity" in message and "spec.containers[name=c].env" in message
+    assert "nodeAffinity" not in message and "nodeSelector" not in message and "tolerations" not in message
+
+
+def test_gate_in_the_new_object_only_does_not_make_a_pod_gated() -> None:
+    def add_gate_and_admit(pod: dict[str, Any]) -> None:
+        kueue_admits(pod)
+        gated(pod)
+
+    message = denied(update(new=add_gate_and_admit))
+    assert "spec.schedulingGates" in message and "spec.nodeSelector" in message
+
+
+# --- require-gate-false --------------------------------------------------------------
+
+
+def test_require_gate_false_allows_an_image_change_while_the_condition_is_false() -> None:
+    assert judge(update(both=condition("False")), require_gate_false=True) is None
+
+
+@pytest.mark.parametrize("status, shown", [("True", '"True"'), ("Unknown", '"Unknown"'), (None, "absent")])
+def test_require_gate_false_denies_an_image_change_otherwise(status: str | None, shown: str) -> None:
+    message = denied(update(both=condition(status)), require_gate_false=True)
+    assert f"condition InPlaceUpdateReady is \"False\", and it is {shown}" in message
+    assert judge(update(both=condition(status))) is None  # the mode is off by default
+
+
+def test_require_gate_false_leaves_updates_without_image_change_alone() -> None:
+    assert judge(update(both=condition("True"), sample="pod-update-label.json"), require_gate_false=True) is None
+
+
+def test_require_gate_false_reads_the_configured_condition_type() -> None:
+    def custom(pod: dict[str, Any]) -> None:
+        pod["status"]["conditions"] = [{"type": "example.com/Drained", "status": "False"}]
+
+    req = update(both=custom)
+    assert judge(req, require_gate_false=True, gate_condition_type="example.com/Drained") is None
+    assert "InPlaceUpdateReady" in denied(req, require_gate_false=True)
+
+
+def test_require_gate_false_reports_alongside_spec_changes() -> None:
+    message = denied(update(both=condition("True"), new=env_change), require_gate_false=True)
+    assert "spec.containers[name=c].env" in message and "InPlaceUpdateReady" in message
+
+
+# --- configuration -------------------------------------------------------------------
+
+
+def test_options_are_validated_at_load_time() -> None:
+    validate({"rules": {"FW401": {"require-gate-false": True, "gate-condition-type": "example.com/Drained"}}}, "cfg")
+    with pytest.raises(ConfigError):
+        validate({"rules": {"FW401": {"gate-condition-type": "not a condition"}}}, "cfg")
+    with pytest.raises(ConfigError):
+        validate({"rules": {"pod-update-not-image-only": {"enforcement": "maybe"}}}, "cfg")

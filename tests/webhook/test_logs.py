@@ -1,0 +1,38 @@
+"""JSON-lines logs carry the fields bound to the request being handled."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import threading
+
+from fieldwarden.webhook import logs
+
+
+def test_bound_fields_reach_every_line_of_this_thread_only() -> None:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logs.JsonFormatter())
+    logs.LOGGER.addHandler(handler)
+    old = logs.LOGGER.level
+    logs.LOGGER.setLevel(logging.INFO)
+    try:
+        with logs.bind(uid="u-1"):
+            logs.event("inside", rule="FW401")
+            other = threading.Thread(target=lambda: logs.event("other thread"))
+            other.start()
+            other.join()
+        logs.event("after")
+        try:
+            raise ValueError("boom")
+        except ValueError:
+            logs.event("failed", logging.ERROR, exc_info=True)
+    finally:
+        logs.LOGGER.removeHandler(handler)
+        logs.LOGGER.setLevel(old)
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [line["message"] for line in lines] == ["inside", "other thread", "after", "failed"]
+    assert lines[0]["uid"] == "u-1" and lines[0]["rule"] == "FW401" and lines[0]["level"] == "info"
+    assert "uid" not in lines[1] and "uid" not in lines[2]
+    assert "ValueError: boom" in lines[3]["error"] and lines[3]["level"] == "error"

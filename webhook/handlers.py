@@ -1,0 +1,297 @@
+"""Answering one AdmissionReview: parse, guard clauses, run the admission rules, respond.
+
+`admit` is the whole request/response core, pure apart from logs and metrics; the
+Flask app only moves bytes. `/validate` runs the validating admission rules
+(`validate`), `/mutate` the mutating ones (`mutate`); each rule is skipped when:
+
+- the configuration disables it (`select` / `ignore`);
+- the request's namespace is in its `exempt-namespaces`, the user in `exempt-users`,
+  or one of the user's groups in `exempt-groups`;
+- the object (on DELETE, the old object) names it in its `fieldwarden.io/ignore`
+  annotation (the linter honours the same annotation; whoever may edit the object may
+  exempt it).
+
+Operations other than CREATE, UPDATE, DELETE and CONNECT are allowed untouched; so are
+kinds no rule knows (the rules decide what they look at). A `dryRun` request gets the
+same answer as the real one: the rules have no side effects to skip.
+
+A validating rule's violation does what its `enforcement` says: `deny` (allowed false,
+the message naming the rule), `warn` (allowed, with a warning), `dryrun` (allowed;
+only logged and counted). Mutating rules change one deep copy of the object in turn;
+the copy is diffed against the request's object once, into the response's patch.
+
+Failure policy: a rule that raises is skipped (fail open for that rule): the request
+is answered without it, with a warning naming the rule, and the error is logged with
+its traceback and counted (`fieldwarden_rule_results_total{result="error"}`). Any
+other unexpected error while deciding allows the request unchanged, likewise logged:
+the webhook never answers a well-formed AdmissionReview with HTTP 500.
+
+The autoscaler inventory: when a rule consulted it while it is not in sync (first sync
+not done, or stale), `webhook.on-stale-inventory` decides: `allow` (default) answers
+with what the inventory holds plus a warning; `deny` refuses the request with status
+code 503, so that nothing is decided on an outdated view (the client retries later).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from types import ModuleType
+from typing import Any, Literal, Mapping, NamedTuple, Sequence
+
+from ..policies.admission import AdmissionRequest, AutoscalerIndex
+from ..policies.config import Settings
+from ..policies.registry import RULES
+from ..policies.rule import ADMISSION
+from ..policies.suppression import annotation_codes, covers
+from . import logs
+from .inventory import Inventory
+from .metrics import METRICS
+from .patch import Operation, copy_json, diff
+from .response import build_response, error_body, rule_message
+from .review import BadRequest, parse_review
+
+Endpoint = Literal["mutate", "validate"]
+MUTATE: Endpoint = "mutate"
+VALIDATE: Endpoint = "validate"
+OPERATIONS = frozenset({"CREATE", "UPDATE", "DELETE", "CONNECT"})
+STALE_CODE = 503
+INTERNAL_ERROR = "[fieldwarden] internal error in the webhook; request allowed unchanged"
+
+
+class Decision(NamedTuple):
+    """What the webhook answers to one request."""
+
+    allowed: bool = True
+    patch: tuple[Operation, ...] = ()
+    warnings: tuple[str, ...] = ()
+    message: str = ""
+    code: int = 403
+
+    @property
+    def label(self) -> str:
+        """The metrics label of this decision."""
+        if not self.allowed:
+            return "denied"
+        return "patched" if self.patch else "allowed"
+
+
+ALLOW = Decision()
+
+
+def admit(
+    body: bytes, content_type: str, endpoint: Endpoint, settings: Settings, inventory: Inventory
+) -> tuple[int, dict[str, Any]]:
+    """Answer an AdmissionReview body: (HTTP status, JSON body)."""
+    if endpoint not in (MUTATE, VALIDATE):
+        raise ValueError(f"unknown admission endpoint {endpoint!r}")
+    started = time.perf_counter()
+    try:
+        review = parse_review(body, content_type, settings.webhook.max_request_bytes)
+    except BadRequest as exc:
+        METRICS.observe_request(endpoint, "", "", "invalid", time.perf_counter() - started)
+        logs.event("bad request", logging.WARNING, endpoint=endpoint, status=exc.status, error=exc.message)
+        return exc.status, error_body(exc.status, exc.message)
+    request = review.request
+    with logs.bind(uid=request.uid):
+        try:
+            decision = decide(request, endpoint, settings, inventory)
+            answer = build_response(
+                request.uid,
+                review.api_version,
+                decision.allowed,
+                patch=decision.patch,
+                warnings=decision.warnings,
+                message=decision.message,
+                code=decision.code,
+            )
+        except Exception:  # our own bug (or a rule's unserialisable output): allow, do not block the cluster
+            logs.event("internal error; request allowed unchanged", logging.ERROR, exc_info=True)
+            decision = Decision(warnings=(INTERNAL_ERROR,))
+            answer = build_response(request.uid, review.api_version, True, warnings=decision.warnings)
+        seconds = time.perf_counter() - started
+        operation = request.operation if request.operation in OPERATIONS else "other"
+        METRICS.observe_request(endpoint, operation, request.kind, decision.label, seconds)
+        logs.event(
+            "admission",
+            endpoint=endpoint,
+            operation=request.operation,
+            kind=f"{request.group}/{request.kind}" if request.group else request.kind,
+            sub_resource=request.sub_resource,
+            namespace=request.namespace,
+            name=request.name,
+            user=request.username,
+            dry_run=request.dry_run,
+            decision=decision.label,
+            patch_operations=len(decision.patch),
+            warnings=len(decision.warnings),
+            denial=decision.message,
+            milliseconds=round(seconds * 1000, 3),
+        )
+    return 200, answer
+
+
+def decide(request: AdmissionRequest, endpoint: Endpoint, settings: Settings, inventory: Inventory) -> Decision:
+    """The decision for one request (the cost of one decision, without HTTP or JSON)."""
+    if request.operation not in OPERATIONS:
+        return ALLOW
+    function = "validate" if endpoint == VALIDATE else "mutate"
+    rules = [rule for rule in admission_rules(function) if _applies(rule, request, settings)]
+    if not rules:
+        return ALLOW
+    index = _WatchedIndex(inventory.index())
+    if endpoint == VALIDATE:
+        decision = _validate(rules, request, settings, index)
+    else:
+        decision = _mutate(rules, request, settings, index)
+    if index.consulted and not (inventory.ready() and not inventory.stale()):
+        return _out_of_sync(decision, settings, inventory)
+    return decision
+
+
+def admission_rules(function: str) -> list[ModuleType]:
+    """The registered admission rules defining `function` ("validate" or "mutate"), by code."""
+    return [
+        rule for rule in RULES.values() if rule.SCOPE == ADMISSION and callable(getattr(rule, function, None))
+    ]
+
+
+def _applies(rule: ModuleType, request: AdmissionRequest, settings: Settings) -> bool:
+    """The guard clauses: enabled, not exempt by namespace, user, group or annotation."""
+    if not settings.enabled(rule.CODE):
+        return False
+    conf = settings.rule_conf(rule.CODE)
+    reason = _exemption(rule, request, conf)
+    if reason:
+        logs.event("rule skipped", logging.DEBUG, rule=rule.CODE, reason=reason)
+        return False
+    return True
+
+
+def _exemption(rule: ModuleType, request: AdmissionRequest, conf: Mapping[str, Any]) -> str:
+    if request.namespace and request.namespace in conf.get("exempt-namespaces", ()):
+        return "exempt namespace"
+    if request.username and request.username in conf.get("exempt-users", ()):
+        return "exempt user"
+    exempt_groups = conf.get("exempt-groups", ())
+    if exempt_groups and any(group in exempt_groups for group in request.groups):
+        return "exempt group"
+    obj = request.object if request.object is not None else request.old_object
+    if obj is not None:
+        codes = annotation_codes(obj)
+        if codes is not False and covers(codes if isinstance(codes, tuple) else None, rule.CODE, rule.NAME):
+            return "fieldwarden.io/ignore annotation"
+    return ""
+
+
+def _validate(
+    rules: Sequence[ModuleType], request: AdmissionRequest, settings: Settings, index: AutoscalerIndex
+) -> Decision:
+    warnings: list[str] = []
+    denials: list[str] = []
+    for rule in rules:
+        conf = settings.rule_conf(rule.CODE)
+        try:
+            verdict = rule.validate(request, conf, index)
+        except Exception:
+            warnings.append(_rule_failed(rule))
+            continue
+        if verdict is None:
+            continue
+        enforcement = conf.get("enforcement", "deny")
+        if not verdict.allowed and enforcement == "dryrun":
+            METRICS.observe_rule(rule.CODE, "dryrun")
+            logs.event("dry-run violation: would deny", rule=rule.CODE, violation=verdict.message)
+            continue
+        warnings.extend(rule_message(rule.CODE, rule.NAME, text) for text in verdict.warnings)
+        text = rule_message(rule.CODE, rule.NAME, verdict.message)
+        if verdict.allowed:
+            if verdict.message:
+                warnings.append(text)
+        elif enforcement == "warn":
+            METRICS.observe_rule(rule.CODE, "warned")
+            warnings.append(text)
+        else:
+            METRICS.observe_rule(rule.CODE, "denied")
+            denials.append(text)
+    if denials:
+        return Decision(False, warnings=tuple(warnings), message="; ".join(denials))
+    return Decision(warnings=tuple(warnings))
+
+
+def _mutate(
+    rules: Sequence[ModuleType], request: AdmissionRequest, settings: Settings, index: AutoscalerIndex
+) -> Decision:
+    if request.object is None:
+        return ALLOW
+    obj: dict[str, Any] = copy_json(request.object)
+    warnings: list[str] = []
+    done: list[ModuleType] = []
+    for rule in rules:
+        try:
+            said = rule.mutate(request, obj, settings.rule_conf(rule.CODE), index)
+        except Exception:
+            warnings.append(_rule_failed(rule))
+            obj = _replay(done, request, settings, index)  # drop what the failed rule half did
+            continue
+        done.append(rule)
+        if said:
+            METRICS.observe_rule(rule.CODE, "warned")
+            warnings.extend(rule_message(rule.CODE, rule.NAME, text) for text in said)
+    return Decision(patch=tuple(diff(request.object, obj)), warnings=tuple(warnings))
+
+
+def _replay(
+    rules: Sequence[ModuleType], request: AdmissionRequest, settings: Settings, index: AutoscalerIndex
+) -> dict[str, Any]:
+    """A fresh copy of the object with the mutations of `rules` (which ran fine once) redone."""
+    assert request.object is not None
+    obj: dict[str, Any] = copy_json(request.object)
+    for rule in rules:
+        rule.mutate(request, obj, settings.rule_conf(rule.CODE), index)
+    return obj
+
+
+def _rule_failed(rule: ModuleType) -> str:
+    METRICS.observe_rule(rule.CODE, "error")
+    logs.event("rule raised; skipped (fail open)", logging.ERROR, exc_info=True, rule=rule.CODE)
+    return rule_message(rule.CODE, rule.NAME, "internal error; the rule was skipped for this request")
+
+
+def _out_of_sync(decision: Decision, settings: Settings, inventory: Inventory) -> Decision:
+    state = inventory.describe()
+    age = state.get("age_seconds")
+    since = f", last heard from {age:.0f}s ago" if isinstance(age, (int, float)) else ""
+    what = f"the autoscaler inventory ({state.get('source', 'unknown')}{since}) is not in sync"
+    logs.event("autoscaler inventory not in sync", logging.WARNING, policy=settings.webhook.on_stale_inventory)
+    if settings.webhook.on_stale_inventory == "deny":
+        return Decision(False, message=f"[fieldwarden] {what}; retry later (webhook.on-stale-inventory: deny)",
+                        code=STALE_CODE)
+    warning = f"[fieldwarden] {what}; decided with the autoscalers it holds"
+    return decision._replace(warnings=(*decision.warnings, warning))
+
+
+class _WatchedIndex(AutoscalerIndex):
+    """A read-only view of the inventory's index that notes whether a rule consulted it."""
+
+    def __init__(self, index: AutoscalerIndex) -> None:  # no super().__init__: it only delegates
+        self._index = index
+        self.default_namespace = index.default_namespace
+        self.consulted = False
+
+    def horizontal(self, target: Any) -> list[Mapping[str, Any]]:
+        self.consulted = True
+        return self._index.horizontal(target)
+
+    def vertical(self, target: Any) -> list[Mapping[str, Any]]:
+        self.consulted = True
+        return self._index.vertical(target)
+
+    def put(self, obj: Mapping[str, Any]) -> None:
+        raise TypeError("admission rules must not change the autoscaler index")
+
+    def remove(self, obj: Mapping[str, Any]) -> None:
+        raise TypeError("admission rules must not change the autoscaler index")
+
+    def __len__(self) -> int:
+        return len(self._index)
