@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..policies.config import ConfigError, Settings, parse_config_text, validate
-from .certs import CertError, ensure_certificates
 from .inventory import FileInventory, Inventory, InventoryError, StaticInventory
 
 LOCAL_BIND = "127.0.0.1:8443"
@@ -74,6 +73,16 @@ def _positive(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Check everything, print where the server is, and serve until SIGTERM / SIGINT."""
+    try:
+        import cryptography  # noqa: F401
+        import flask  # noqa: F401
+        import gunicorn  # type: ignore[import-untyped]  # noqa: F401
+    except ImportError as exc:
+        print(f"fieldwarden: serve needs the webhook extra: pip install 'fieldwarden[webhook]' ({exc})",
+              file=sys.stderr)
+        return 2
+    from .certs import CertError, ensure_certificates
+
     try:
         settings = load_settings(args.config)
         cert_dir = (args.cert_dir or default_cert_dir()).absolute()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import io
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -163,3 +164,9 @@ def test_lint_never_loads_the_serve_command(tmp_path: Path) -> None:
     modules = imported(["-m", "fieldwarden", "lint", "deploy.yaml"], tmp_path)
     assert not {m for m in modules if m.startswith("fieldwarden.webhook")}
     assert "cryptography" not in modules
+
+
+def test_without_the_webhook_extra_it_says_what_to_install(no_cluster: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "gunicorn", None)  # what an absent package looks like to import
+    code, err = serve_main([])
+    assert code == 2 and "pip install 'fieldwarden[webhook]'" in err
