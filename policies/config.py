@@ -161,9 +161,13 @@ class Settings:
 
     def enabled(self, code: str) -> bool:
         """Longest matching select/ignore entry wins; on a tie, ignore wins."""
-        best_select = max((_match_length(e, code) for e in self.select), default=0)
-        best_ignore = max((_match_length(e, code) for e in self.ignore), default=0)
-        return best_select > best_ignore
+        key = (code, self.select, self.ignore)  # the lists may be replaced, never mutated
+        found = _ENABLED.get(key)
+        if found is None:
+            best_select = max((_match_length(e, code) for e in self.select), default=0)
+            best_ignore = max((_match_length(e, code) for e in self.ignore), default=0)
+            found = _ENABLED[key] = best_select > best_ignore
+        return found
 
     def fails(self, severity: str) -> bool:
         """Whether a finding of this severity fails the run."""
@@ -174,6 +178,9 @@ class Settings:
         conf = self.options[code]
         conf.setdefault("default-namespace", self.default_namespace)
         return conf
+
+
+_ENABLED: dict[tuple[str, tuple[str, ...], tuple[str, ...]], bool] = {}
 
 
 def _match_length(entry: str, code: str) -> int:

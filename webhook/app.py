@@ -12,9 +12,10 @@ rather than fail) carries no internals, only "internal error", and logs the trac
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
+
+import orjson
 
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
@@ -77,4 +78,4 @@ def create_app(settings: Settings, inventory: Inventory) -> Flask:
 
 
 def _json(data: Any, status: int) -> Response:
-    return Response(json.dumps(data, separators=(",", ":"), ensure_ascii=False), status, mimetype="application/json")
+    return Response(orjson.dumps(data), status, mimetype="application/json")

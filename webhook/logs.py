@@ -8,12 +8,13 @@ a rule's error included. `configure()` installs the JSON handler once.
 from __future__ import annotations
 
 import contextvars
-import json
 import logging
 import sys
 import time
 from contextlib import contextmanager
 from typing import IO, Any, Iterator
+
+import orjson
 
 LOGGER = logging.getLogger("fieldwarden.webhook")
 _CONTEXT: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("fieldwarden_log_context", default={})
@@ -33,7 +34,7 @@ class JsonFormatter(logging.Formatter):
         entry.update(getattr(record, "fields", {}))
         if record.exc_info:
             entry["error"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str, ensure_ascii=False, separators=(",", ":"))
+        return orjson.dumps(entry, default=str).decode()
 
 
 def configure(stream: IO[str] | None = None, level: int | str = logging.INFO) -> logging.Handler:

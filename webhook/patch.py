@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 Operation = dict[str, Any]
 
 
@@ -63,11 +65,9 @@ def same(a: Any, b: Any) -> bool:
 
 
 def copy_json(value: Any) -> Any:
-    """A deep copy of plain JSON data (several times faster than copy.deepcopy)."""
-    if type(value) is dict:
-        return {key: copy_json(item) if type(item) in _CONTAINERS else item for key, item in value.items()}
-    if type(value) is list:
-        return [copy_json(item) if type(item) in _CONTAINERS else item for item in value]
+    """A deep copy of plain JSON data (a round trip through orjson, in C)."""
+    if type(value) in _CONTAINERS:
+        return orjson.loads(orjson.dumps(value))
     return value
 
 
@@ -75,7 +75,15 @@ _CONTAINERS = (dict, list)
 
 
 def _equal(a: Any, b: Any) -> bool:
-    return a is b or (a == b and same(a, b))  # `==` (in C) is the fast filter
+    # `==` (in C) is the fast filter; for values it finds equal, serialising both (in C)
+    # tells `true` from `1` and `1` from `1.0` without walking them in Python.
+    if a is b:
+        return True
+    if a != b:
+        return False
+    if type(a) not in _CONTAINERS:
+        return type(a) is type(b)
+    return bool(orjson.dumps(a, option=orjson.OPT_SORT_KEYS) == orjson.dumps(b, option=orjson.OPT_SORT_KEYS))
 
 
 def _diff(source: Any, target: Any, path: str, ops: list[Operation]) -> None:

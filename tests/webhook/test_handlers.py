@@ -311,7 +311,11 @@ def test_decisions_are_logged_with_the_request_uid(read_logs: Callable[[], list[
     assert line["denial"].startswith("[FW401 pod-update-not-image-only]")
     allowed = edit(review("pod-update-set-image"), lambda r: r.update(uid="another-uid"))
     call("validate", allowed, settings())
-    assert read_logs()[-1]["uid"] == "another-uid" and read_logs()[-1]["decision"] == "allowed"
+    assert read_logs()[-1]["uid"] == denied["request"]["uid"]  # a plain allow is logged at debug only
+    logs.LOGGER.setLevel(logging.DEBUG)
+    call("validate", allowed, settings())
+    line = read_logs()[-1]
+    assert (line["uid"], line["decision"], line["level"]) == ("another-uid", "allowed", "debug")
 
 
 # --- FW401-FW403 through admit ------------------------------------------------------------

@@ -227,8 +227,9 @@ def test_health_readiness_and_metrics(client: Client) -> None:
 
 
 def test_admission_requests_are_logged_as_json_lines_with_their_uid(server: Server, client: Client) -> None:
-    data = review("pod-update-label")
-    admit(client, "/validate", data)
+    # A denial is logged at info level (plain allows only at debug).
+    data = edit(review("pod-update-set-image"), lambda r: r["object"]["spec"].update(activeDeadlineSeconds=600))
+    assert admit(client, "/validate", data)["response"]["allowed"] is False
     uid = data["request"]["uid"]
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
