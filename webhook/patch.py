@@ -65,9 +65,20 @@ def same(a: Any, b: Any) -> bool:
 
 
 def copy_json(value: Any) -> Any:
-    """A deep copy of plain JSON data (a round trip through orjson, in C)."""
-    if type(value) in _CONTAINERS:
+    """A deep copy of plain JSON data (a round trip through orjson, in C, when it can)."""
+    if type(value) not in _CONTAINERS:
+        return value
+    try:
         return orjson.loads(orjson.dumps(value))
+    except (TypeError, orjson.JSONDecodeError):  # integers beyond 64 bits, which orjson refuses
+        return _copy(value)
+
+
+def _copy(value: Any) -> Any:
+    if type(value) is dict:
+        return {key: _copy(item) if type(item) in _CONTAINERS else item for key, item in value.items()}
+    if type(value) is list:
+        return [_copy(item) if type(item) in _CONTAINERS else item for item in value]
     return value
 
 
@@ -83,7 +94,10 @@ def _equal(a: Any, b: Any) -> bool:
         return False
     if type(a) not in _CONTAINERS:
         return type(a) is type(b)
-    return bool(orjson.dumps(a, option=orjson.OPT_SORT_KEYS) == orjson.dumps(b, option=orjson.OPT_SORT_KEYS))
+    try:
+        return bool(orjson.dumps(a, option=orjson.OPT_SORT_KEYS) == orjson.dumps(b, option=orjson.OPT_SORT_KEYS))
+    except TypeError:  # integers beyond 64 bits
+        return same(a, b)
 
 
 def _diff(source: Any, target: Any, path: str, ops: list[Operation]) -> None:
