@@ -112,9 +112,9 @@ def admit(
         seconds = time.perf_counter() - started
         operation = request.operation if request.operation in OPERATIONS else "other"
         METRICS.observe_request(endpoint, operation, request.kind, decision.label, seconds)
-        # Plain allows are the bulk of the traffic: at debug level; anything that denied,
-        # warned or patched is at info.
-        routine = decision.allowed and not decision.patch and not decision.warnings
+        # Allowed requests without warnings (readiness-gate injections included) are the
+        # bulk of the traffic: at debug level; denials and warnings are at info.
+        routine = decision.allowed and not decision.warnings
         logs.event(
             "admission",
             logging.DEBUG if routine else logging.INFO,
