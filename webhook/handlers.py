@@ -114,24 +114,25 @@ def admit(
         METRICS.observe_request(endpoint, operation, request.kind, decision.label, seconds)
         # Allowed requests without warnings (readiness-gate injections included) are the
         # bulk of the traffic: at debug level; denials and warnings are at info.
-        routine = decision.allowed and not decision.warnings
-        logs.event(
-            "admission",
-            logging.DEBUG if routine else logging.INFO,
-            endpoint=endpoint,
-            operation=request.operation,
-            kind=f"{request.group}/{request.kind}" if request.group else request.kind,
-            sub_resource=request.sub_resource,
-            namespace=request.namespace,
-            name=request.name,
-            user=request.username,
-            dry_run=request.dry_run,
-            decision=decision.label,
-            patch_operations=len(decision.patch),
-            warnings=len(decision.warnings),
-            denial=decision.message,
-            milliseconds=round(seconds * 1000, 3),
-        )
+        level = logging.DEBUG if decision.allowed and not decision.warnings else logging.INFO
+        if logs.enabled(level):  # (the fields are not even built for a line nobody reads)
+            logs.event(
+                "admission",
+                level,
+                endpoint=endpoint,
+                operation=request.operation,
+                kind=f"{request.group}/{request.kind}" if request.group else request.kind,
+                sub_resource=request.sub_resource,
+                namespace=request.namespace,
+                name=request.name,
+                user=request.username,
+                dry_run=request.dry_run,
+                decision=decision.label,
+                patch_operations=len(decision.patch),
+                warnings=len(decision.warnings),
+                denial=decision.message,
+                milliseconds=round(seconds * 1000, 3),
+            )
     return 200, answer
 
 
@@ -140,14 +141,14 @@ def decide(request: AdmissionRequest, endpoint: Endpoint, settings: Settings, in
     if request.operation not in OPERATIONS:
         return ALLOW
     function = "validate" if endpoint == VALIDATE else "mutate"
-    rules = [rule for rule in admission_rules(function) if _applies(rule, request, settings)]
+    rules = _applicable(admission_rules(function), request, settings)
     if not rules:
         return ALLOW
     index = _WatchedIndex(inventory.index())
     if endpoint == VALIDATE:
-        decision = _validate(rules, request, settings, index)
+        decision = _validate(rules, request, index)
     else:
-        decision = _mutate(rules, request, settings, index)
+        decision = _mutate(rules, request, index)
     if index.consulted and not (inventory.ready() and not inventory.stale()):
         return _out_of_sync(decision, settings, inventory)
     return decision
@@ -160,19 +161,35 @@ def admission_rules(function: str) -> list[ModuleType]:
     ]
 
 
-def _applies(rule: ModuleType, request: AdmissionRequest, settings: Settings) -> bool:
-    """The guard clauses: enabled, not exempt by namespace, user, group or annotation."""
-    if not settings.enabled(rule.CODE):
-        return False
-    conf = settings.rule_conf(rule.CODE)
-    reason = _exemption(rule, request, conf)
-    if reason:
-        logs.event("rule skipped", logging.DEBUG, rule=rule.CODE, reason=reason)
-        return False
-    return True
+_Applicable = list[tuple[ModuleType, Mapping[str, Any]]]
 
 
-def _exemption(rule: ModuleType, request: AdmissionRequest, conf: Mapping[str, Any]) -> str:
+def _applicable(rules: Sequence[ModuleType], request: AdmissionRequest, settings: Settings) -> _Applicable:
+    """The rules that pass the guard clauses, each with its options (read once per request)."""
+    found: _Applicable = []
+    codes: tuple[str, ...] | None | bool = False
+    annotated = False  # whether `codes` was read (once per request, only when a rule gets that far)
+    for rule in rules:
+        if not settings.enabled(rule.CODE):
+            continue
+        conf = settings.rule_conf(rule.CODE)
+        reason = _exemption(request, conf)
+        if not reason:
+            if not annotated:
+                obj = request.object if request.object is not None else request.old_object
+                codes = annotation_codes(obj) if obj is not None else False
+                annotated = True
+            if codes is not False and covers(codes if isinstance(codes, tuple) else None, rule.CODE, rule.NAME):
+                reason = "fieldwarden.io/ignore annotation"
+        if reason:
+            logs.event("rule skipped", logging.DEBUG, rule=rule.CODE, reason=reason)
+            continue
+        found.append((rule, conf))
+    return found
+
+
+def _exemption(request: AdmissionRequest, conf: Mapping[str, Any]) -> str:
+    """Exemption by the configuration: namespace, user or group ("" when none applies)."""
     if request.namespace and request.namespace in conf.get("exempt-namespaces", ()):
         return "exempt namespace"
     if request.username and request.username in conf.get("exempt-users", ()):
@@ -180,21 +197,13 @@ def _exemption(rule: ModuleType, request: AdmissionRequest, conf: Mapping[str, A
     exempt_groups = conf.get("exempt-groups", ())
     if exempt_groups and any(group in exempt_groups for group in request.groups):
         return "exempt group"
-    obj = request.object if request.object is not None else request.old_object
-    if obj is not None:
-        codes = annotation_codes(obj)
-        if codes is not False and covers(codes if isinstance(codes, tuple) else None, rule.CODE, rule.NAME):
-            return "fieldwarden.io/ignore annotation"
     return ""
 
 
-def _validate(
-    rules: Sequence[ModuleType], request: AdmissionRequest, settings: Settings, index: AutoscalerIndex
-) -> Decision:
+def _validate(rules: _Applicable, request: AdmissionRequest, index: AutoscalerIndex) -> Decision:
     warnings: list[str] = []
     denials: list[str] = []
-    for rule in rules:
-        conf = settings.rule_conf(rule.CODE)
+    for rule, conf in rules:
         try:
             verdict = rule.validate(request, conf, index)
         except Exception:
@@ -223,36 +232,32 @@ def _validate(
     return Decision(warnings=tuple(warnings))
 
 
-def _mutate(
-    rules: Sequence[ModuleType], request: AdmissionRequest, settings: Settings, index: AutoscalerIndex
-) -> Decision:
+def _mutate(rules: _Applicable, request: AdmissionRequest, index: AutoscalerIndex) -> Decision:
     if request.object is None:
         return ALLOW
     obj: dict[str, Any] = copy_json(request.object)
     warnings: list[str] = []
-    done: list[ModuleType] = []
-    for rule in rules:
+    done: _Applicable = []
+    for rule, conf in rules:
         try:
-            said = rule.mutate(request, obj, settings.rule_conf(rule.CODE), index)
+            said = rule.mutate(request, obj, conf, index)
         except Exception:
             warnings.append(_rule_failed(rule))
-            obj = _replay(done, request, settings, index)  # drop what the failed rule half did
+            obj = _replay(done, request, index)  # drop what the failed rule half did
             continue
-        done.append(rule)
+        done.append((rule, conf))
         if said:
             METRICS.observe_rule(rule.CODE, "warned")
             warnings.extend(rule_message(rule.CODE, rule.NAME, text) for text in said)
     return Decision(patch=tuple(diff(request.object, obj)), warnings=tuple(warnings))
 
 
-def _replay(
-    rules: Sequence[ModuleType], request: AdmissionRequest, settings: Settings, index: AutoscalerIndex
-) -> dict[str, Any]:
+def _replay(rules: _Applicable, request: AdmissionRequest, index: AutoscalerIndex) -> dict[str, Any]:
     """A fresh copy of the object with the mutations of `rules` (which ran fine once) redone."""
     assert request.object is not None
     obj: dict[str, Any] = copy_json(request.object)
-    for rule in rules:
-        rule.mutate(request, obj, settings.rule_conf(rule.CODE), index)
+    for rule, conf in rules:
+        rule.mutate(request, obj, conf, index)
     return obj
 
 

@@ -68,6 +68,11 @@ def bind(**fields: Any) -> Iterator[None]:
         _CONTEXT.reset(token)
 
 
+def enabled(level: int) -> bool:
+    """Whether a line at `level` would be logged (to skip building its fields)."""
+    return LOGGER.isEnabledFor(level)
+
+
 def event(message: str, /, level: int = logging.INFO, exc_info: bool = False, **fields: Any) -> None:
     """Log `message` with structured `fields`."""
     if LOGGER.isEnabledFor(level):

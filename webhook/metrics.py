@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import threading
+from bisect import bisect_left
 from typing import Any, Mapping
 
 BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
@@ -43,13 +44,10 @@ class Metrics:
             if key not in self._requests and len(self._requests) >= MAX_SERIES:
                 key = (endpoint, OTHER, OTHER, decision)
             self._requests[key] = self._requests.get(key, 0) + 1
-            buckets = self._buckets.setdefault(endpoint, [0] * (len(BUCKETS) + 1))
-            for index, bound in enumerate(BUCKETS):
-                if seconds <= bound:
-                    buckets[index] += 1
-                    break
-            else:
-                buckets[-1] += 1
+            buckets = self._buckets.get(endpoint)
+            if buckets is None:
+                buckets = self._buckets[endpoint] = [0] * (len(BUCKETS) + 1)
+            buckets[bisect_left(BUCKETS, seconds)] += 1  # the first bound >= seconds (the last: +Inf)
             self._sums[endpoint] = self._sums.get(endpoint, 0.0) + seconds
 
     def observe_rule(self, rule: str, result: str) -> None:

@@ -87,22 +87,29 @@ _CONTAINERS = (dict, list)
 
 def _equal(a: Any, b: Any) -> bool:
     # `==` (in C) is the fast filter; for values it finds equal, serialising both (in C)
-    # tells `true` from `1` and `1` from `1.0` without walking them in Python.
+    # tells `true` from `1` and `1` from `1.0` without walking them in Python. Equal
+    # bytes mean equal JSON values; unequal bytes (keys in another order) only send the
+    # caller into the values, whose walk finds them equal key by key (no operation).
     if a is b:
         return True
     if a != b:
         return False
-    if type(a) not in _CONTAINERS:
-        return type(a) is type(b)
+    kind = type(a)
+    if kind is not dict and kind is not list:
+        return kind is type(b)
     try:
-        return bool(orjson.dumps(a, option=orjson.OPT_SORT_KEYS) == orjson.dumps(b, option=orjson.OPT_SORT_KEYS))
+        return bool(orjson.dumps(a) == orjson.dumps(b))
     except TypeError:  # integers beyond 64 bits
         return same(a, b)
 
 
 def _diff(source: Any, target: Any, path: str, ops: list[Operation]) -> None:
-    if _equal(source, target):
-        return
+    if not _equal(source, target):
+        _diff_unequal(source, target, path, ops)
+
+
+def _diff_unequal(source: Any, target: Any, path: str, ops: list[Operation]) -> None:
+    """`_diff` of two values `_equal` found different."""
     if isinstance(source, dict) and isinstance(target, dict):
         if "-" in source or "-" in target:
             # `/-` reads as "after the last item" to some implementations (python-jsonpatch)
@@ -116,8 +123,17 @@ def _diff(source: Any, target: Any, path: str, ops: list[Operation]) -> None:
         for key, value in target.items():
             if key not in source:
                 ops.append({"op": "add", "path": f"{path}/{escape(key)}", "value": value})
-            elif not _equal(source[key], value):
-                _diff(source[key], value, f"{path}/{escape(key)}", ops)
+                continue
+            old = source[key]
+            if old is value:
+                continue
+            kind = type(old)
+            if kind is type(value) and kind is not dict and kind is not list:
+                if old == value:
+                    continue  # (what `_equal` says, without the call: most keys hold equal scalars)
+            elif _equal(old, value):
+                continue
+            _diff_unequal(old, value, f"{path}/{escape(key)}", ops)
     elif isinstance(source, list) and isinstance(target, list):
         _diff_list(source, target, path, ops)
     elif not same(source, target):

@@ -21,6 +21,9 @@ MAX_WARNING_LENGTH = 256
 MAX_WARNINGS = 12
 MAX_MESSAGE_LENGTH = 16 * 1024
 DENIED = 403
+# json.dumps(..., separators=(",", ":"), ensure_ascii=False), without building an encoder
+# per call (it keeps no state between calls: one serves every thread).
+_PATCH_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
 def rule_message(code: str, name: str, message: str) -> str:
@@ -46,7 +49,7 @@ def build_response(
     response: dict[str, Any] = {"uid": uid, "allowed": allowed}
     if allowed and patch:
         response["patchType"] = "JSONPatch"
-        text = json.dumps(list(patch), separators=(",", ":"), ensure_ascii=False)
+        text = _PATCH_ENCODER.encode(list(patch))
         response["patch"] = base64.b64encode(text.encode("utf-8")).decode("ascii")
     if not allowed:
         response["status"] = {"code": code, "message": _cut(_printable(message), MAX_MESSAGE_LENGTH)}

@@ -89,21 +89,26 @@ def _request(request: Mapping[str, Any]) -> AdmissionRequest:
         dry_run = False
     if not isinstance(dry_run, bool):
         raise BadRequest(400, "request.dryRun must be true or false")
+    # The checks in the order of the fields: the first bad one is the one reported.
+    operation = _string(request, "operation", "request.operation", required=True)
+    group = _string(kind, "group", "request.kind.group")
+    version = _string(kind, "version", "request.kind.version", required=True)
+    kind_name = _string(kind, "kind", "request.kind.kind", required=True)
+    resource_name = _string(resource, "resource", "request.resource.resource", required=True)
+    sub_resource = _string(request, "subResource", "request.subResource")
+    namespace = _string(request, "namespace", "request.namespace")
+    name = _string(request, "name", "request.name")
+    obj = request.get("object")
+    if obj is not None and type(obj) is not dict:
+        obj = _object(request, "object")
+    old_obj = request.get("oldObject")
+    if old_obj is not None and type(old_obj) is not dict:
+        old_obj = _object(request, "oldObject")
+    username = _string(user, "username", "request.userInfo.username")
+    # (positional, in the order of AdmissionRequest's fields: keywords cost more)
     return AdmissionRequest(
-        uid=uid,
-        operation=_string(request, "operation", "request.operation", required=True),
-        group=_string(kind, "group", "request.kind.group"),
-        version=_string(kind, "version", "request.kind.version", required=True),
-        kind=_string(kind, "kind", "request.kind.kind", required=True),
-        resource=_string(resource, "resource", "request.resource.resource", required=True),
-        sub_resource=_string(request, "subResource", "request.subResource"),
-        namespace=_string(request, "namespace", "request.namespace"),
-        name=_string(request, "name", "request.name"),
-        object=_object(request, "object"),
-        old_object=_object(request, "oldObject"),
-        dry_run=dry_run,
-        username=_string(user, "username", "request.userInfo.username"),
-        groups=tuple(groups),
+        uid, operation, group, version, kind_name, resource_name, sub_resource, namespace, name,
+        obj, old_obj, dry_run, username, tuple(groups),
     )
 
 
@@ -118,6 +123,8 @@ def _mapping(parent: Mapping[str, Any], key: str, required: bool) -> Mapping[str
 
 def _string(parent: Mapping[str, Any], key: str, where: str, required: bool = False) -> str:
     value = parent.get(key)
+    if type(value) is str and value:  # (the common case first)
+        return value
     if value is None and not required:
         return ""
     if not isinstance(value, str) or (required and not value):

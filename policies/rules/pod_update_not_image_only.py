@@ -134,7 +134,10 @@ def validate(request: AdmissionRequest, conf: Mapping[str, Any], autoscalers: Au
     if request.operation != "UPDATE" or request.group != "" or request.kind != "Pod" or request.sub_resource:
         return None
     old, new = request.old_object, request.object
-    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+    # (`type(...) is dict` first: the objects are parsed JSON, and typing's isinstance is slow)
+    if (type(old) is not dict and not isinstance(old, Mapping)) or (
+        type(new) is not dict and not isinstance(new, Mapping)
+    ):
         return None
     old_spec, new_spec = _mapping(old.get("spec")), _mapping(new.get("spec"))
     gated = bool(conf.get("allow-gated-pod-scheduling-changes", True)) and bool(old_spec.get("schedulingGates"))
@@ -171,7 +174,10 @@ def _spec_changes(
             if not _gate_names(new_spec.get(key)) <= _gate_names(old_spec.get(key)):
                 found.append("spec.schedulingGates (gates can only be removed)")
         else:
-            found += [format_path(p, new) for p in _diff(old_spec.get(key), new_spec.get(key), ("spec", key), relaxed)]
+            old_value, new_value = old_spec.get(key), new_spec.get(key)
+            if old_value is new_value or old_value == new_value:
+                continue  # what _diff finds first: nothing (most fields of a spec)
+            found += [format_path(p, new) for p in _diff(old_value, new_value, ("spec", key), relaxed)]
     return found
 
 
@@ -251,7 +257,10 @@ def _field_changes(
             continue
         for key in _keys(old_c, new_c):
             if key != "image":
-                paths = _diff(old_c.get(key), new_c.get(key), ("spec", field, j, key), frozenset())
+                old_value, new_value = old_c.get(key), new_c.get(key)
+                if old_value is new_value or old_value == new_value:
+                    continue  # what _diff finds first: nothing (most fields of a container)
+                paths = _diff(old_value, new_value, ("spec", field, j, key), frozenset())
                 found += [format_path(p, new_obj) for p in paths]
     return found
 
@@ -265,6 +274,8 @@ def _bad_images(spec: Mapping[str, Any], new_obj: Mapping[str, Any]) -> list[str
             if not isinstance(container, dict):
                 continue
             image = container.get("image")
+            if isinstance(image, str) and image and image == image.strip():
+                continue  # a good image (all but never otherwise): no path to render
             where = format_path(("spec", field, index, "image"), new_obj)
             if not isinstance(image, str) or not image.strip():
                 found.append(f"{where} (empty: the API server rejects it anyway)")
