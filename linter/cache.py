@@ -25,6 +25,14 @@ def digest(data: bytes) -> bytes:
     return blake2b(data, digest_size=16).digest()
 
 
+def make_cache_folder(folder: Path) -> None:
+    """Create the cache folder with a .gitignore that keeps it out of git (raises OSError)."""
+    folder.mkdir(exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# created by fieldwarden\n*\n")
+
+
 class ContextCache:
     """A pickle of {relative path: (content digest, FileResult)} in the project's cache folder."""
 
@@ -69,10 +77,7 @@ class ContextCache:
         import tempfile
 
         try:
-            self.folder.mkdir(exist_ok=True)
-            ignore = self.folder / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("# created by fieldwarden\n*\n")
+            make_cache_folder(self.folder)
             handle, temporary = tempfile.mkstemp(dir=self.folder, prefix=".context-")
             with os.fdopen(handle, "wb") as out:
                 pickle.dump((self.signature, self.entries), out, protocol=pickle.HIGHEST_PROTOCOL)

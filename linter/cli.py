@@ -94,7 +94,7 @@ def _settings(args: argparse.Namespace) -> tuple[Settings, Path | None]:
 def _validate_cached(data: object, text: str, source: str, folder: Path) -> None:
     """Validate against the JSON Schema, remembering configurations already found valid."""
     from .. import __version__
-    from .cache import CACHE_DIR, digest
+    from .cache import CACHE_DIR, digest, make_cache_folder
 
     stamp = digest(f"{__version__}\0{text}".encode()).hex()
     marker = folder / CACHE_DIR / f"config-{stamp}.ok"
@@ -104,10 +104,7 @@ def _validate_cached(data: object, text: str, source: str, folder: Path) -> None
 
     validate(data, source)
     try:
-        marker.parent.mkdir(exist_ok=True)
-        ignore = marker.parent / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("# created by fieldwarden\n*\n")
+        make_cache_folder(marker.parent)
         marker.touch()
     except OSError:
         pass
@@ -126,18 +123,13 @@ def _targets(paths: Sequence[str], settings: Settings, root: Path | None, stdin_
             continue
         path = Path(raw)
         if path.is_dir():
-            sources.extend(Source(_shown(p), p) for p in walk(path) if not excluded(p, base, settings.exclude))
+            sources.extend(Source(str(p), p) for p in walk(path) if not excluded(p, base, settings.exclude))
         elif path.exists() or path.is_symlink():
             if not excluded(path, base, settings.exclude):
-                sources.append(Source(_shown(path), path))
+                sources.append(Source(str(path), path))
         else:
             raise UsageError(f"{raw}: no such file or folder")
     return sources
-
-
-def _shown(path: Path) -> str:
-    text = str(path)
-    return text[2:] if text.startswith("./") else text
 
 
 def _context(targets: Sequence[Source], settings: Settings, root: Path | None) -> list[Path]:

@@ -151,7 +151,7 @@ def _load_context(paths: Sequence[Path], settings: Settings, root: Path | None, 
     for path in paths:
         data, error = read_source(path, settings)
         if data is not None:
-            loaded.append((_display(path), path, data, error))
+            loaded.append((str(path), path, data, error))
     if root is None or sum(len(item[2] or b"") for item in loaded) < CACHE_MIN_BYTES:
         return [_slim(result) for result in _analyse_loaded(loaded, settings, full=False)]
     from .cache import ContextCache, digest
@@ -180,11 +180,6 @@ def _load_context(paths: Sequence[Path], settings: Settings, root: Path | None, 
 def _slim(result: FileResult) -> FileResult:
     """Only the objects: context files report nothing."""
     return FileResult(result.file, [], result.objects, [], [], "")
-
-
-def _display(path: Path) -> str:
-    text = str(path)
-    return text[2:] if text.startswith("./") else text
 
 
 def _run_set_rules(records: list[ObjectRecord], owners: list[FileResult], target_count: int, settings: Settings) -> list[Finding]:
