@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
-from ..kube import get_path, group_kind, is_workload, pod_template_labels, selector_path
+from ..kube import get_path, group_kind, is_workload, object_namespace, pod_template_labels, selector_path
 from ..model import FieldPath
 from ..rule import SetObject
 from ..selectors import Problem, Selector, TemplateIndex, parse_label_selector, parse_map_selector, selects
@@ -174,10 +174,7 @@ def first_per_path(problems: Iterable[Problem]) -> list[Problem]:
 
 def namespace_of(item: SetObject, default_namespace: str) -> str:
     """The namespace of a set object (its key's; for nameless objects, read from the data)."""
-    if item.key is not None:
-        return item.key.namespace
-    namespace = get_path(item.data, ("metadata", "namespace"))
-    return namespace if isinstance(namespace, str) and namespace else default_namespace
+    return item.key.namespace if item.key is not None else object_namespace(item.data, default_namespace)
 
 
 def pod_labels(data: Mapping[str, Any]) -> tuple[Any, bool] | None:
