@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
 from . import __version__
 
@@ -26,12 +26,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     explain = commands.add_parser("explain", help="print one rule's documentation")
     explain.add_argument("rule", help="rule code or name, e.g. FW201 or strategy-type-missing")
     commands.add_parser("schema", help="print the configuration's JSON Schema")
-    serve = commands.add_parser("serve", help="run the admission webhook (HTTPS, gunicorn)")
+    webhook_commands = {
+        "serve": "run the admission webhook (HTTPS, gunicorn)",
+        "controller": "run the readiness-gate controller (leader-elected)",
+        "set-image": "update container images in place, draining the pod first",
+    }
+    parsers = {name: commands.add_parser(name, help=text) for name, text in webhook_commands.items()}
     words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
-    if words[:1] == ["serve"]:  # only then: `fieldwarden lint` never loads the webhook
-        from .webhook import serve as serve_cli
-
-        serve_cli.add_arguments(serve)
+    chosen = None
+    if words[:1] and words[0] in webhook_commands:  # only then: `fieldwarden lint` never loads the webhook
+        chosen = _webhook_command(words[0])
+        chosen.add_arguments(parsers[words[0]])
 
     args = parser.parse_args(argv)
     if argv is None:  # a command-line run (callers in-process pass their arguments)
@@ -43,8 +48,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "lint":
             return lint_cli.run(args)
-        if args.command == "serve":
-            return serve_cli.run(args)
+        if chosen is not None:
+            return int(chosen.run(args))
         from . import commands as info
 
         return int(getattr(info, args.command)(args))
@@ -58,6 +63,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"fieldwarden: internal error: {type(exc).__name__}: {exc} "
               "(set FIELDWARDEN_DEBUG=1 for a traceback and please report it)", file=sys.stderr)
         return 2
+
+
+def _webhook_command(name: str) -> Any:
+    """The module of a webhook-side command (imported only when that command runs)."""
+    if name == "serve":
+        from .webhook import serve
+
+        return serve
+    if name == "controller":
+        from .webhook import controller
+
+        return controller
+    from .webhook import set_image
+
+    return set_image
 
 
 if __name__ == "__main__":

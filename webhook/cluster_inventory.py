@@ -1,19 +1,12 @@
 """The autoscaler inventory of a live cluster: HPAs and VPAs, listed and then watched.
 
-Two daemon threads, one per collection, each run the list + watch loop of a
-client-go reflector with the official `kubernetes` client:
-
-- list the collection (all namespaces) and replace what is known of it; then watch
-  from the list's resourceVersion, with bookmarks, and apply every event to the
-  AutoscalerIndex as it arrives;
-- a watch that ends (the server's timeoutSeconds) or breaks resumes from the last
-  resourceVersion seen (an object's or a bookmark's): no relist;
-- `410 Gone` (an HTTP 410 on the watch request, or an ERROR event with code 410 in
-  the stream: the resourceVersion left the server's history) means relist;
-- other errors reconnect after an exponential backoff with jitter, capped;
-- VerticalPodAutoscalers are a CRD that may be absent: a 404 means "no VPAs", and the
-  list is retried every `crd_retry` seconds so that a CRD installed later is picked up
-  (and one deleted later empties the VPA side).
+Two daemon threads, one per collection, each run a `Reflector` (webhook/reflector.py:
+client-go's list + watch loop with the official `kubernetes` client: resume from the
+last resourceVersion, relist on 410 Gone, reconnect with backoff). Every list replaces
+what is known of its collection, every event is applied to the AutoscalerIndex as it
+arrives. VerticalPodAutoscalers are a CRD that may be absent: a 404 means "no VPAs",
+and the list is retried every `crd_retry` seconds so that a CRD installed later is
+picked up (and one deleted later empties the VPA side).
 
 `ready()` turns true once HPAs were listed and VPAs were listed or found absent, and
 stays true. `stale()` is true while either collection has had no successful list or
@@ -27,61 +20,24 @@ autoscaler half-replaced. A relist builds a new index and swaps it in.
 
 from __future__ import annotations
 
-import json
 import logging
-import random
-import socket
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from kubernetes import client, config, watch
+from kubernetes import client
 
 from ..policies.admission import AutoscalerIndex
 from ..policies.model import ObjectKey
+from .kube_api import load_api_client
+from .reflector import Backoff, Reflector
 
 if TYPE_CHECKING:
     from .inventory import Inventory
 
 log = logging.getLogger(__name__)
 
-GONE = 410
-NOT_FOUND = 404
-
-
-class Backoff(NamedTuple):
-    """Delay before reconnecting after the n-th failure in a row: exponential, capped, jittered."""
-
-    initial: float = 0.5
-    cap: float = 30.0
-    factor: float = 2.0
-    jitter: float = 0.25  # up to this fraction of the delay is taken off at random
-
-    def delay(self, failures: int, rng: random.Random) -> float:
-        base = min(self.cap, self.initial * self.factor ** max(0, failures - 1))
-        return base * (1.0 - self.jitter * rng.random())
-
-
-class _Collection(NamedTuple):
-    """One watched collection: how to list it and what its objects are."""
-
-    name: str  # "hpa" | "vpa", for logs and describe()
-    api_version: str
-    kind: str
-    optional: bool  # a CRD that may be absent: 404 means "none"
-    call: Callable[..., Any]  # the client's list function, watch=True for a watch
-
-
-class _Progress:
-    """Where one collection's loop stands: written by that loop's thread, read by any."""
-
-    def __init__(self) -> None:
-        self.resource_version: str | None = None
-        self.synced = False  # listed (or found absent) at least once
-        self.present: bool | None = None  # for an optional CRD: None until first asked
-        self.failures = 0
-        self.last_activity: float | None = None  # time.monotonic()
-        self.response: Any = None  # the open watch response, to cut on stop()
+__all__ = ["Backoff", "ClusterInventory", "from_environment"]
 
 
 class _SynchronizedIndex(AutoscalerIndex):
@@ -110,10 +66,6 @@ class _SynchronizedIndex(AutoscalerIndex):
     def __len__(self) -> int:
         with self._guard:
             return super().__len__()
-
-
-class _Stopped(Exception):
-    """stop() was called while a request was being made."""
 
 
 class ClusterInventory:
@@ -153,20 +105,29 @@ class ClusterInventory:
         def list_vpas(**kwargs: Any) -> Any:
             return custom.list_cluster_custom_object("autoscaling.k8s.io", "v1", "verticalpodautoscalers", **kwargs)
 
-        self._collections = (
-            _Collection(
-                "hpa", "autoscaling/v2", "HorizontalPodAutoscaler", False,
-                autoscaling.list_horizontal_pod_autoscaler_for_all_namespaces,
-            ),
-            _Collection("vpa", "autoscaling.k8s.io/v1", "VerticalPodAutoscaler", True, list_vpas),
-        )
         self._lock = threading.RLock()
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._progress = {c.name: _Progress() for c in self._collections}
-        self._stores: dict[str, dict[tuple[str, str], dict[str, Any]]] = {c.name: {} for c in self._collections}
+        self._stores: dict[str, dict[tuple[str, str], dict[str, Any]]] = {"hpa": {}, "vpa": {}}
         self._index = _SynchronizedIndex((), default_namespace)
-        self._rng = random.Random()
+        kinds = {"hpa": ("autoscaling/v2", "HorizontalPodAutoscaler"), "vpa": ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler")}
+        calls = {"hpa": autoscaling.list_horizontal_pod_autoscaler_for_all_namespaces, "vpa": list_vpas}
+        self._reflectors = {
+            name: Reflector(
+                f"inventory: {name}",
+                calls[name],
+                on_replace=lambda items, version, name=name: self._replace(name, items),  # type: ignore[misc]
+                on_event=lambda kind, obj, name=name: self._apply(name, kind, obj),  # type: ignore[misc]
+                stopping=self._stopping,
+                optional=name == "vpa",
+                backoff=backoff,
+                watch_timeout=self.watch_timeout,
+                absent_retry=crd_retry,
+                request_timeout=request_timeout,
+            )
+            for name in ("hpa", "vpa")
+        }
+        self._kinds = kinds
 
     # -- the Inventory protocol ------------------------------------------------------
 
@@ -174,8 +135,7 @@ class ClusterInventory:
         return self._index
 
     def ready(self) -> bool:
-        with self._lock:
-            return all(p.synced for p in self._progress.values())
+        return all(r.synced for r in self._reflectors.values())
 
     def stale(self) -> bool:
         age = self._age()
@@ -183,9 +143,8 @@ class ClusterInventory:
 
     def describe(self) -> dict[str, Any]:
         """Size, age (seconds since the least recently active collection was last heard from) and state."""
-        with self._lock:
-            vpa = self._progress["vpa"].present
-            versions = {name: p.resource_version for name, p in self._progress.items()}
+        vpa = self._reflectors["vpa"].present
+        versions = {name: r.resource_version for name, r in self._reflectors.items()}
         return {
             "source": "cluster",
             "size": len(self._index),
@@ -198,192 +157,66 @@ class ClusterInventory:
 
     def start(self) -> None:
         with self._lock:
-            if self._threads:
+            if self._threads or self._stopping.is_set():
                 return
-            for collection in self._collections:
-                thread = threading.Thread(
-                    target=self._run, args=(collection,), name=f"fieldwarden-inventory-{collection.name}", daemon=True
-                )
+            for name, reflector in self._reflectors.items():
+                thread = threading.Thread(target=reflector.run, name=f"fieldwarden-inventory-{name}", daemon=True)
                 self._threads.append(thread)
                 thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
         with self._lock:
             self._stopping.set()
-            for progress in self._progress.values():
-                _cut(progress.response)
             threads = list(self._threads)
+        for reflector in self._reflectors.values():
+            reflector.cut()
         deadline = time.monotonic() + timeout
         for thread in threads:
             thread.join(max(0.0, deadline - time.monotonic()))
 
-    # -- the loop ----------------------------------------------------------------------
+    # -- what the reflectors report ------------------------------------------------------
 
     def _age(self) -> float | None:
-        with self._lock:
-            seen = [p.last_activity for p in self._progress.values()]
+        seen = [r.last_activity for r in self._reflectors.values()]
         if any(t is None for t in seen):
             return None
         return time.monotonic() - min(t for t in seen if t is not None)
 
-    def _touch(self, collection: _Collection) -> None:
-        self._progress[collection.name].last_activity = time.monotonic()
-
-    def _run(self, collection: _Collection) -> None:
-        progress = self._progress[collection.name]
-        stream = watch.Watch(return_type="object")  # "object": plain dicts, bookmarks tracked
-        while not self._stopping.is_set():
-            try:
-                if progress.resource_version is None:
-                    if not self._relist(collection):
-                        self._stopping.wait(self.crd_retry)
-                        continue
-                self._watch(collection, stream)
-            except _Stopped:
-                break
-            except client.ApiException as error:
-                if self._stopping.is_set():
-                    break
-                if error.status == GONE:
-                    log.info("inventory: %s watch expired (410 Gone); relisting", collection.name)
-                    progress.resource_version = None
-                    self._fail(progress, first_is_free=True)
-                elif error.status == NOT_FOUND and collection.optional:
-                    log.info("inventory: %s went away (404); relisting", collection.name)
-                    progress.resource_version = None
-                else:
-                    log.warning("inventory: %s: API error %s %s", collection.name, error.status, error.reason)
-                    self._fail(progress)
-            except Exception as error:  # connection refused / reset, bad JSON...: reconnect
-                if self._stopping.is_set():
-                    break
-                log.warning("inventory: %s: %s: %s", collection.name, type(error).__name__, error)
-                self._fail(progress)
-
-    def _fail(self, progress: _Progress, first_is_free: bool = False) -> None:
-        progress.failures += 1
-        if first_is_free and progress.failures == 1:
-            return
-        self._stopping.wait(self.backoff.delay(progress.failures, self._rng))
-
-    def _relist(self, collection: _Collection) -> bool:
-        """List and replace the collection; False when its CRD is absent (then it is empty)."""
-        progress = self._progress[collection.name]
-        try:
-            response = collection.call(_preload_content=False, _request_timeout=self.request_timeout)
-        except client.ApiException as error:
-            if error.status != NOT_FOUND or not collection.optional:
-                raise
-            if progress.present is not False:
-                log.info("inventory: no %s CRD (404); retrying every %ss", collection.kind, self.crd_retry)
-            self._replace(collection, {}, None, present=False)
-            return False
-        try:
-            body = json.loads(response.data)
-        finally:
-            response.release_conn()
+    def _replace(self, name: str, items: list[dict[str, Any]]) -> None:
         objects: dict[tuple[str, str], dict[str, Any]] = {}
-        for item in body.get("items") or ():
-            key = self._key(collection, item)
+        for item in items:
+            key = self._key(name, item)
             if key is not None:
                 objects[key] = item
-        version = (body.get("metadata") or {}).get("resourceVersion")
-        if not isinstance(version, str) or not version:
-            raise ValueError(f"{collection.kind} list without metadata.resourceVersion")
-        self._replace(collection, objects, version, present=True)
-        log.info("inventory: listed %d %s at resourceVersion %s", len(objects), collection.name, version)
-        return True
-
-    def _replace(
-        self, collection: _Collection, objects: dict[tuple[str, str], dict[str, Any]], version: str | None, present: bool
-    ) -> None:
         with self._lock:
-            self._stores[collection.name] = objects
+            self._stores[name] = objects
             everything = [obj for store in self._stores.values() for obj in store.values()]
             self._index = _SynchronizedIndex(everything, self.default_namespace)
-            progress = self._progress[collection.name]
-            progress.resource_version = version
-            progress.present = present
-            progress.synced = True
-            self._touch(collection)
 
-    def _watch(self, collection: _Collection, stream: watch.Watch) -> None:
-        """One watch request, from the last resourceVersion, until the server ends it."""
-        progress = self._progress[collection.name]
-
-        def open_watch(**kwargs: Any) -> Any:
-            response = collection.call(**kwargs)
-            with self._lock:
-                if self._stopping.is_set():
-                    response.close()
-                    raise _Stopped
-                progress.response = response
-            self._touch(collection)
-            return response
-
-        try:
-            for event in stream.stream(
-                open_watch,
-                resource_version=progress.resource_version,
-                allow_watch_bookmarks=True,
-                timeout_seconds=self.watch_timeout,
-                _request_timeout=(self.request_timeout, self.watch_timeout + self.request_timeout),
-            ):
-                if self._stopping.is_set():
-                    raise _Stopped
-                self._apply(collection, event)
-        finally:
-            with self._lock:
-                progress.response = None
-        progress.failures = 0
-        self._touch(collection)
-
-    def _apply(self, collection: _Collection, event: Mapping[str, Any]) -> None:
-        kind = event.get("type")
-        obj = event.get("raw_object")
-        if not isinstance(obj, dict):
+    def _apply(self, name: str, kind: str, obj: dict[str, Any]) -> None:
+        key = self._key(name, obj)
+        if key is None:
             return
-        meta = obj.get("metadata")
-        version = meta.get("resourceVersion") if isinstance(meta, dict) else None
-        if kind in ("ADDED", "MODIFIED", "DELETED"):
-            key = self._key(collection, obj)
-            if key is not None:
-                with self._lock:
-                    store = self._stores[collection.name]
-                    if kind == "DELETED":
-                        store.pop(key, None)
-                        self._index.remove(obj)
-                    else:
-                        store[key] = obj
-                        self._index.put(obj)
-        progress = self._progress[collection.name]
-        if isinstance(version, str) and version:
-            progress.resource_version = version  # objects and BOOKMARKs alike
-        progress.failures = 0
-        self._touch(collection)
+        with self._lock:
+            store = self._stores[name]
+            if kind == "DELETED":
+                store.pop(key, None)
+                self._index.remove(obj)
+            else:
+                store[key] = obj
+                self._index.put(obj)
 
-    def _key(self, collection: _Collection, obj: Any) -> tuple[str, str] | None:
+    def _key(self, name: str, obj: Any) -> tuple[str, str] | None:
         """(namespace, name); fills in apiVersion and kind, which list items of built-in types lack."""
         if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
             return None
-        name = obj["metadata"].get("name")
-        if not isinstance(name, str):
+        object_name = obj["metadata"].get("name")
+        if not isinstance(object_name, str):
             return None
-        obj.setdefault("apiVersion", collection.api_version)
-        obj.setdefault("kind", collection.kind)
-        return (str(obj["metadata"].get("namespace") or self.default_namespace), name)
-
-
-def _cut(response: Any) -> None:
-    """Shut the socket under an open watch response so that the blocked read returns now."""
-    connection = getattr(response, "connection", None)
-    sock = getattr(connection, "sock", None)
-    if sock is None:
-        return
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
+        api_version, kind = self._kinds[name]
+        obj.setdefault("apiVersion", api_version)
+        obj.setdefault("kind", kind)
+        return (str(obj["metadata"].get("namespace") or self.default_namespace), object_name)
 
 
 def from_environment(
@@ -399,18 +232,10 @@ def from_environment(
     or ~/.kube/config); None when there is neither. A kubeconfig or context named
     explicitly must load: its errors are raised. `options` go to ClusterInventory.
     """
-    configuration = client.Configuration()
-    if kubeconfig is None and context is None:
-        try:
-            config.load_incluster_config(client_configuration=configuration)
-        except config.ConfigException:
-            try:
-                config.load_kube_config(client_configuration=configuration)
-            except config.ConfigException:
-                return None
-    else:
-        config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)
-    return ClusterInventory(client.ApiClient(configuration), default_namespace, **options)
+    api_client = load_api_client(kubeconfig, context)
+    if api_client is None:
+        return None
+    return ClusterInventory(api_client, default_namespace, **options)
 
 
 if TYPE_CHECKING:

@@ -76,7 +76,7 @@ class Metrics:
             "# TYPE fieldwarden_admission_requests_total counter",
         ]
         for (endpoint, operation, kind, decision), value in requests:
-            labels = _labels(endpoint=endpoint, operation=operation, kind=kind, decision=decision)
+            labels = label_set(endpoint=endpoint, operation=operation, kind=kind, decision=decision)
             lines.append(f"fieldwarden_admission_requests_total{labels} {value}")
         lines += [
             "# HELP fieldwarden_admission_duration_seconds Time to read, decide and answer a request.",
@@ -87,17 +87,17 @@ class Metrics:
             for bound, count in zip((*BUCKETS, math.inf), counts):
                 cumulative += count
                 le = "+Inf" if bound == math.inf else repr(bound)
-                lines.append(f"fieldwarden_admission_duration_seconds_bucket{_labels(endpoint=endpoint, le=le)} {cumulative}")
-            lines.append(f"fieldwarden_admission_duration_seconds_sum{_labels(endpoint=endpoint)} {total!r}")
-            lines.append(f"fieldwarden_admission_duration_seconds_count{_labels(endpoint=endpoint)} {cumulative}")
+                lines.append(f"fieldwarden_admission_duration_seconds_bucket{label_set(endpoint=endpoint, le=le)} {cumulative}")
+            lines.append(f"fieldwarden_admission_duration_seconds_sum{label_set(endpoint=endpoint)} {total!r}")
+            lines.append(f"fieldwarden_admission_duration_seconds_count{label_set(endpoint=endpoint)} {cumulative}")
         lines += [
             "# HELP fieldwarden_rule_results_total What admission rules decided (error: the rule raised and was skipped).",
             "# TYPE fieldwarden_rule_results_total counter",
         ]
         for (rule, result), value in rules:
-            lines.append(f"fieldwarden_rule_results_total{_labels(rule=rule, result=result)} {value}")
+            lines.append(f"fieldwarden_rule_results_total{label_set(rule=rule, result=result)} {value}")
         if inventory is not None:
-            source = _labels(source=str(inventory.get("source", "")))
+            source = label_set(source=str(inventory.get("source", "")))
             lines += [
                 "# HELP fieldwarden_inventory_autoscalers Autoscalers (HPA, ScaledObject, VPA) the webhook knows.",
                 "# TYPE fieldwarden_inventory_autoscalers gauge",
@@ -119,7 +119,8 @@ class Metrics:
         return "\n".join(lines) + "\n"
 
 
-def _labels(**labels: str) -> str:
+def label_set(**labels: str) -> str:
+    """`{name="value",...}`, values escaped as the exposition format wants."""
     inner = ",".join(f'{name}="{_escape(value)}"' for name, value in labels.items())
     return "{" + inner + "}"
 
