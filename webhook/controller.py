@@ -115,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
     serving = threading.Thread(target=server.serve_forever, name="fieldwarden-probes", daemon=True)
     serving.start()
     host, port = server.server_address[:2]
+    host = host.decode() if isinstance(host, bytes) else host
     print(f"fieldwarden: controller {election.identity}: pods {selector}, condition {condition_type}, "
           f"lease {namespace}/{args.lease_name}; probes and metrics on http://{host}:{port}", flush=True)
     stopping.wait()

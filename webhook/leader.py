@@ -135,7 +135,7 @@ class LeaderElection:
             if lease is None:
                 self._note(self.leases.create(self.namespace, self._record(None)))
                 return True
-            spec = lease.get("spec") if isinstance(lease.get("spec"), dict) else {}
+            spec = _mapping(lease.get("spec"))
             self._note(lease)
             holder = spec.get("holderIdentity") or ""
             duration = spec.get("leaseDurationSeconds") or self.lease_duration
@@ -172,8 +172,8 @@ class LeaderElection:
 
     def _note(self, lease: dict[str, Any]) -> None:
         """Remember the record as read; its observation time restarts when it changed."""
-        spec = lease.get("spec") if isinstance(lease.get("spec"), dict) else {}
-        metadata = lease.get("metadata") if isinstance(lease.get("metadata"), dict) else {}
+        spec = _mapping(lease.get("spec"))
+        metadata = _mapping(lease.get("metadata"))
         observed = (spec.get("holderIdentity") or "", spec.get("renewTime"), metadata.get("resourceVersion"))
         with self._guard:
             if observed != self._observed:
@@ -187,7 +187,7 @@ class LeaderElection:
             return
         try:
             lease = self.leases.get(self.namespace, self.name)
-            spec = (lease or {}).get("spec") or {}
+            spec = _mapping((lease or {}).get("spec"))
             if lease is not None and spec.get("holderIdentity") == self.identity:
                 now = micro_time()
                 lease["spec"] = {**spec, "holderIdentity": "", "leaseDurationSeconds": 1,
@@ -197,3 +197,7 @@ class LeaderElection:
         except Exception as error:  # the lease then expires by itself
             log.warning("leader election: release failed: %s: %s", type(error).__name__, error)
         self.on_stopped_leading()
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
