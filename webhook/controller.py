@@ -61,12 +61,10 @@ def gate_settings(settings: Settings) -> tuple[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run until SIGTERM / SIGINT; 2 when it cannot start."""
-    from kubernetes import config as kube_config
-
     from . import logs
     from .controller_metrics import ControllerMetrics
     from .gate_controller import GateController
-    from .kube_api import Leases, current_namespace, load_api_client
+    from .kube_api import Leases, NoCluster, connect, current_namespace
     from .leader import LeaderElection
     from .serve import load_settings
 
@@ -74,16 +72,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = load_settings(args.config)
         condition_type, selector = gate_settings(settings)
-        api_client = load_api_client(args.kubeconfig, args.context)
-    except (ConfigError, kube_config.ConfigException, OSError) as exc:
+        if args.workers < 1:
+            raise ValueError("--workers must be at least 1")
+        api_client = connect(args.kubeconfig, args.context, "the controller")
+    except (ConfigError, NoCluster, ValueError) as exc:
         print(f"fieldwarden: {exc}", file=sys.stderr)
-        return 2
-    if api_client is None:
-        print("fieldwarden: the controller needs a cluster: no in-cluster service account, no kubeconfig "
-              "($KUBECONFIG, ~/.kube/config or --kubeconfig)", file=sys.stderr)
-        return 2
-    if args.workers < 1:
-        print("fieldwarden: --workers must be at least 1", file=sys.stderr)
         return 2
     namespace = args.lease_namespace or current_namespace(args.kubeconfig, args.context)
     metrics = ControllerMetrics()

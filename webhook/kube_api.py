@@ -41,6 +41,22 @@ def load_api_client(kubeconfig: str | None = None, context: str | None = None) -
     return client.ApiClient(configuration)
 
 
+class NoCluster(Exception):
+    """No cluster to talk to, or a kubeconfig that does not load; worded for the user."""
+
+
+def connect(kubeconfig: str | None, context: str | None, who: str) -> client.ApiClient:
+    """`load_api_client`, for a command that cannot work without a cluster: NoCluster otherwise."""
+    try:
+        api_client = load_api_client(kubeconfig, context)
+    except Exception as exc:  # the client's configuration errors share no base class (YAML, keys, files)
+        raise NoCluster(f"{who}: the kubeconfig does not load: {type(exc).__name__}: {exc}") from None
+    if api_client is None:
+        raise NoCluster(f"{who} needs a cluster: no in-cluster service account, no kubeconfig "
+                        "($KUBECONFIG, ~/.kube/config or --kubeconfig)")
+    return api_client
+
+
 def current_namespace(kubeconfig: str | None = None, context: str | None = None) -> str:
     """The namespace of the kubeconfig's (current) context, the pod's own in a cluster, else "default"."""
     try:
@@ -50,7 +66,7 @@ def current_namespace(kubeconfig: str | None = None, context: str | None = None)
         pass
     try:
         contexts, active = config.list_kube_config_contexts(config_file=kubeconfig)
-    except (config.ConfigException, OSError, TypeError):
+    except Exception:  # (a broken kubeconfig: connect() has said so already)
         return "default"
     chosen = next((c for c in contexts if c.get("name") == context), active) if context else active
     namespace = ((chosen or {}).get("context") or {}).get("namespace")

@@ -56,11 +56,9 @@ def split_targets(targets: list[str], with_selector: bool) -> tuple[str | None, 
 
 
 def run(args: argparse.Namespace) -> int:
-    from kubernetes import config as kube_config
-
     from .controller import gate_settings
     from .inplace import Options, UpdateFailed, parse_max_unavailable, update_pod, update_pods
-    from .kube_api import Pods, current_namespace, load_api_client
+    from .kube_api import NoCluster, Pods, connect, current_namespace
     from .serve import load_settings
 
     try:
@@ -70,13 +68,9 @@ def run(args: argparse.Namespace) -> int:
         if args.grace_period < 0 or args.timeout <= 0:
             raise ValueError("--grace-period must be >= 0 and --timeout > 0")
         condition_type, _ = gate_settings(load_settings(args.config))
-        api_client = load_api_client(args.kubeconfig, args.context)
-    except (ValueError, ConfigError, kube_config.ConfigException, OSError) as exc:
+        api_client = connect(args.kubeconfig, args.context, "set-image")
+    except (ValueError, ConfigError, NoCluster) as exc:
         print(f"fieldwarden: {exc}", file=sys.stderr)
-        return 2
-    if api_client is None:
-        print("fieldwarden: no cluster: no kubeconfig ($KUBECONFIG, ~/.kube/config or --kubeconfig) "
-              "and no in-cluster service account", file=sys.stderr)
         return 2
     namespace = args.namespace or current_namespace(args.kubeconfig, args.context)
     options = Options(condition_type, args.grace_period, args.timeout)

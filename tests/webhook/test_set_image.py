@@ -69,3 +69,16 @@ def test_one_pod_then_a_timeout_then_a_batch(tmp_path: Path) -> None:
 def test_usage_errors_exit_2_before_touching_the_cluster(tmp_path: Path, args: list[str], words: str) -> None:
     done = set_image(write_kubeconfig(tmp_path / "kubeconfig", "http://127.0.0.1:9"), *args)
     assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr
+
+
+def test_no_cluster_or_a_broken_kubeconfig_is_a_clear_exit_2(tmp_path: Path) -> None:
+    broken = tmp_path / "kubeconfig"
+    broken.write_text("not: [a kubeconfig\n")
+    for kubeconfig, words in ((tmp_path / "absent", "set-image needs a cluster"),
+                              (broken, "the kubeconfig does not load")):
+        env = {**os.environ, "KUBECONFIG": str(kubeconfig), "HOME": str(tmp_path)}
+        env.pop("KUBERNETES_SERVICE_HOST", None)
+        done = subprocess.run([sys.executable, "-m", "fieldwarden", "set-image", "web-0", "app=a:2"],
+                              capture_output=True, text=True, env=env, timeout=60)
+        assert done.returncode == 2, done.stderr
+        assert words in done.stderr and "Traceback" not in done.stderr
