@@ -183,6 +183,7 @@ class GateController:
         fresh = {key: pod for pod in items if (key := _key(pod)) is not None}
         with self._lock:
             self._cache = fresh
+            self._failures = {key: n for key, n in self._failures.items() if key in fresh}
         for key in fresh:
             self.queue.add(key)
 
