@@ -96,17 +96,25 @@ def test_unlabelled_and_held_pods_are_left_alone() -> None:
 
 
 def test_a_dropped_watch_resumes_and_an_expired_one_relists() -> None:
+    def restarts(controller: GateController) -> int:
+        return sum(controller.metrics.watch_restarts(reason) for reason in ("timeout", "error", "expired"))
+
     with FakeApiServer() as api, running(api) as controller:
+        eventually(lambda: len(api.watch_versions("pods")) == 1, "the watch is open")
         api.drop_watches()
         api.add_pod(gated_pod("after-drop"))
         api.wait_for_pod("shop", "after-drop", serving)
-        eventually(lambda: controller.metrics.watch_restarts("error") >= 1, "the restart is counted")
+        eventually(lambda: restarts(controller) >= 1, "the restart is counted")
         lists_before = api.list_calls("pods")
-        api.compact()
+        unwatched = gated_pod("unlabelled")  # a change the controller's watch does not see...
+        del unwatched["metadata"]["labels"]["fieldwarden.io/readiness-gate"]
+        api.add_pod(unwatched)
+        api.compact()  # ...so that its resourceVersion is now older than the server's history
         api.drop_watches()
         api.add_pod(gated_pod("after-compaction"))
         api.wait_for_pod("shop", "after-compaction", serving)
         eventually(lambda: api.list_calls("pods") > lists_before, "a relist")
+        eventually(lambda: controller.metrics.watch_restarts("expired") >= 1, "the expiry is counted")
 
 
 def test_a_new_leader_marks_the_pods_created_while_nobody_led() -> None:

@@ -49,12 +49,11 @@ def test_the_whole_protocol_drains_updates_and_restores_the_pod() -> None:
     with cluster("web-0") as (api, pods):
         before = api.pod("shop", "web-0")
         result = update_pod(pods, "shop", "web-0", {"app": NEW}, QUICK, lines.append)
-        pod = api.pod("shop", "web-0")
+        pod = api.wait_for_pod("shop", "web-0", serving)  # (the kubelet recomputes Ready after the gate)
         assert result.changed == ("app",) and result.same_image == ()
         assert [c["image"] for c in pod["spec"]["containers"]] == [NEW, "registry.example/side:1.0"]
         app = next(s for s in pod["status"]["containerStatuses"] if s["name"] == "app")
         assert app["imageID"] == api.kubelet.resolve(NEW) and app["ready"]
-        assert serving(pod)
         assert gate.condition(pod, GATE)["reason"] == gate.REASON_UPDATED
         # The order of the client's writes: drain, image, restore; the controller's mark came first.
         writes = [(w.method, w.subresource) for w in api.writes() if w.name == "web-0"]
@@ -109,7 +108,7 @@ def test_a_tag_of_the_same_image_does_not_wait_for_ever() -> None:
         api.kubelet.alias("registry.example/app:stable", same_as=OLD)
         result = update_pod(pods, "shop", "web-0", {"app": "registry.example/app:stable"}, QUICK, lines.append)
         assert result.same_image == ("app",)
-        assert serving(api.pod("shop", "web-0"))
+        api.wait_for_pod("shop", "web-0", serving)
     assert any("which is the same image as before" in line for line in lines)
 
 
@@ -145,7 +144,8 @@ def test_a_batch_respects_max_unavailable() -> None:
                 (out_of_service.add if condition["status"] == "False" else out_of_service.discard)(write.name)
             most = max(most, len(out_of_service))
         assert most == 2
-        assert all(serving(api.pod("shop", n)) for n in names)
+        for name in names:
+            api.wait_for_pod("shop", name, serving)
 
 
 def test_a_batch_starts_no_pod_after_a_failure() -> None:
