@@ -8,7 +8,8 @@ states, as the controller and `fieldwarden set-image` use them:
 - "False": an in-place update holds the pod out of its Services (reason `InPlaceUpdate`
   while it runs, `InPlaceUpdateFailed` when it failed or timed out); nobody but the next
   update sets it "True" again;
-- "True": serving.
+- "True": serving (reason `InPlaceUpdateDone` after an update, `InPlaceUpdateRefused`
+  when the API server refused the image patch, so that nothing changed).
 
 Condition patches are strategic-merge patches of `status.conditions`, merged by `type`,
 so no other condition (`Ready`, `ContainersReady`: the kubelet's) is written. They carry
@@ -28,6 +29,7 @@ REASON_NEW_POD = "PodInitialized"
 REASON_UPDATING = "InPlaceUpdate"
 REASON_UPDATED = "InPlaceUpdateDone"
 REASON_FAILED = "InPlaceUpdateFailed"
+REASON_REFUSED = "InPlaceUpdateRefused"
 STRATEGIC_MERGE = "application/strategic-merge-patch+json"
 _FINISHED_PHASES = ("Succeeded", "Failed")
 

@@ -203,7 +203,7 @@ def update_pod(
     except client.ApiException as error:
         if 400 <= (error.status or 0) < 500:  # refused: nothing changed, the pod may serve again
             _set_condition(pods, namespace, name, _read(pods, namespace, name), options.condition_type, gate.TRUE,
-                           gate.REASON_UPDATED, "image patch refused; nothing changed")
+                           gate.REASON_REFUSED, f"image patch refused, nothing changed: {api_message(error)}"[:1000])
             raise UpdateFailed(f"{where}: the image patch was refused ({api_message(error)}); "
                                f"nothing changed and the gate is True again") from None
         _fail(pods, namespace, name, options, f"image patch failed: {api_message(error)}")

@@ -171,3 +171,31 @@ def test_a_batch_with_an_ungated_pod_is_refused_before_anything_changes() -> Non
         assert len(api.writes()) == writes
         with pytest.raises(UpdateFailed, match="no pod in namespace shop matches"):
             update_pods(pods, "shop", "tier=nothing", {"app": NEW}, "1", QUICK)
+
+
+class Refusing(Pods):
+    """The real Pods client, but the image patch is refused as a validating webhook refuses it."""
+
+    def patch(self, namespace: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        denial = ('{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":'
+                  '"admission webhook \\"image-only-pod-updates.fieldwarden.io\\" denied the request: no",'
+                  '"reason":"Forbidden","code":403}')
+        raise _api_error(403, denial)
+
+
+def _api_error(status: int, body: str) -> client.ApiException:
+    error = client.ApiException(status=status, reason="Forbidden")
+    error.body = body
+    return error
+
+
+def test_a_refused_image_patch_changes_nothing_and_puts_the_pod_back_in_service() -> None:
+    with cluster("web-0") as (api, _):
+        refusing = Refusing(client.ApiClient(client.Configuration(host=api.url)))
+        with pytest.raises(UpdateFailed, match=r'image patch was refused \(403 admission webhook .* denied the request: no\); '
+                                               r"nothing changed and the gate is True again"):
+            update_pod(refusing, "shop", "web-0", {"app": NEW}, QUICK)
+        pod = api.wait_for_pod("shop", "web-0", serving)
+        assert pod["spec"]["containers"][0]["image"] == OLD
+        assert gate.condition(pod, GATE)["reason"] == gate.REASON_REFUSED
+        assert gate_history(api, "web-0")[-2:] == [("False", gate.REASON_UPDATING), ("True", gate.REASON_REFUSED)]
