@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from .leader import LeaderElection
     from .serve import load_settings
 
-    logs.configure(level=args.log_level.upper())
+    logs.configure(level=args.log_level)
     try:
         settings = load_settings(args.config)
         condition_type, selector = gate_settings(settings)

@@ -37,15 +37,21 @@ class JsonFormatter(logging.Formatter):
         return orjson.dumps(entry, default=str).decode()
 
 
-def configure(stream: IO[str] | None = None, level: int | str = logging.INFO) -> logging.Handler:
-    """Send the webhook's logs to `stream` (stderr) as JSON lines; idempotent."""
+def configure(stream: IO[str] | None = None, level: int | str | None = None) -> logging.Handler:
+    """Send the webhook's logs to `stream` (stderr) as JSON lines, at `level` (first time: info).
+
+    The handler is installed once; a later call with a level changes the level only.
+    """
+    if level is not None:
+        LOGGER.setLevel(level.upper() if isinstance(level, str) else level)
     for existing in LOGGER.handlers:
         if isinstance(existing.formatter, JsonFormatter):
             return existing
     handler: logging.Handler = logging.StreamHandler(stream) if stream is not None else _Stderr()
     handler.setFormatter(JsonFormatter())
     LOGGER.addHandler(handler)
-    LOGGER.setLevel(level)
+    if level is None:
+        LOGGER.setLevel(logging.INFO)
     LOGGER.propagate = False
     return handler
 

@@ -112,11 +112,16 @@ def run(args: argparse.Namespace) -> int:
     print(f"fieldwarden: serving {url} (POST /mutate, /validate; GET /healthz, /readyz, /metrics)")
     print(f"fieldwarden: try: curl {ca}{url}/healthz", flush=True)
 
+    log_level = args.log_level or os.environ.get("FIELDWARDEN_LOG_LEVEL")
+
     def make_app() -> Any:
         import gc
 
+        from . import logs
         from .app import create_app
 
+        if log_level and log_level.lower() in ("debug", "info", "warning", "error", "critical"):
+            logs.configure(level=log_level)  # the admission lines follow the level gunicorn's own lines use
         inventory.start()
         app = create_app(settings, inventory)
         gc.freeze()  # the startup heap is permanent: full collections stop walking it per request

@@ -320,3 +320,32 @@ def test_sigterm_finishes_the_request_in_flight_then_exits_0(tmp_path: Path) -> 
         assert running.wait() == 0
     finally:
         running.stop()
+
+
+@pytest.mark.parametrize("level", ["debug", "warning"])
+def test_log_level_applies_to_the_admission_lines(tmp_path: Path, level: str) -> None:
+    server = Server([*server_args(tmp_path), "--log-level", level], tmp_path)
+    try:
+        client = server.client()
+        allowed = review("pod-update-set-image")  # a plain allow: logged at debug level only
+        denied = edit(review("pod-update-set-image"), lambda r: r["object"]["spec"].update(activeDeadlineSeconds=9))
+        denied["request"]["uid"] = "denied-" + denied["request"]["uid"]
+        assert admit(client, "/validate", allowed)["response"]["allowed"] is True
+        assert admit(client, "/validate", denied)["response"]["allowed"] is False
+        assert client.request("POST", "/validate", b"{", "application/json").status == 400  # a warning line
+        client.close()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            entries = [json.loads(line) for line in server.stderr().splitlines() if line.startswith("{")]
+            if any(entry.get("message") == "bad request" for entry in entries):
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail("the bad request was not logged")
+        uids = {entry.get("uid") for entry in entries}
+        if level == "debug":
+            assert {allowed["request"]["uid"], denied["request"]["uid"]} <= uids
+        else:
+            assert allowed["request"]["uid"] not in uids and denied["request"]["uid"] not in uids
+    finally:
+        server.stop()
