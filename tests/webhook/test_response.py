@@ -31,6 +31,14 @@ def test_patch_is_base64_json_patch_that_applies() -> None:
     assert jsonpatch.apply_patch(pod, json.loads(base64.b64decode(response["patch"]))) == target
 
 
+def test_a_patch_with_non_ascii_text_and_integers_beyond_64_bits_still_encodes() -> None:
+    ops = [{"op": "add", "path": "/metadata/annotations/note", "value": "größe ✓"},
+           {"op": "replace", "path": "/spec/big", "value": 2**70}]
+    response = build_response(UID, V1, True, patch=ops)["response"]
+    assert json.loads(base64.b64decode(response["patch"])) == ops
+    assert "größe ✓".encode() in base64.b64decode(response["patch"])  # UTF-8, not \u escapes
+
+
 def test_denial_has_a_status_and_never_a_patch() -> None:
     message = rule_message("FW401", "pod-update-not-image-only", "this one also changes spec.containers[name=c].env")
     assert message == "[FW401 pod-update-not-image-only] this one also changes spec.containers[name=c].env"
