@@ -6,6 +6,7 @@ after its image changes (or stalls, or fails to pull) and computes Ready from th
 
 from __future__ import annotations
 
+import copy
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -199,3 +200,46 @@ def test_a_refused_image_patch_changes_nothing_and_puts_the_pod_back_in_service(
         assert pod["spec"]["containers"][0]["image"] == OLD
         assert gate.condition(pod, GATE)["reason"] == gate.REASON_REFUSED
         assert gate_history(api, "web-0")[-2:] == [("False", gate.REASON_UPDATING), ("True", gate.REASON_REFUSED)]
+
+
+class Recording(Pods):
+    """The real Pods client, noting the pod just before and just after the image patch."""
+
+    seen: list[tuple[dict[str, Any], dict[str, Any]]]
+
+    def patch(self, namespace: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        before = self.get(namespace, name)
+        after = super().patch(namespace, name, body)
+        self.seen.append((before, after))
+        return after
+
+
+def test_the_image_patch_is_what_fw401_allows_in_its_strict_mode() -> None:
+    """The protocol and the validating webhook fit: the real FW401 decides on the real update."""
+    from fieldwarden.policies.config import Settings
+    from fieldwarden.webhook.handlers import admit
+    from fieldwarden.webhook.inventory import StaticInventory
+    from tests.webhook.samples import JSON, encode, review
+
+    strict = Settings({"rules": {"FW401": {"require-gate-false": True}}})
+    with cluster("web-0") as (api, _):
+        recording = Recording(client.ApiClient(client.Configuration(host=api.url)))
+        recording.seen = []
+        update_pod(recording, "shop", "web-0", {"app": NEW}, QUICK)
+        (before, after), = recording.seen
+
+        def decide(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+            data = review("pod-update-set-image")
+            data["request"].update(name="web-0", namespace="shop", object=new, oldObject=old)
+            status, answer = admit(encode(data), JSON, "validate", strict, StaticInventory(()))
+            assert status == 200
+            return answer["response"]  # type: ignore[no-any-return]
+
+        assert gate.condition(before, GATE)["status"] == "False"
+        assert decide(before, after)["allowed"] is True
+        # The same image change on a pod still in service is refused in this mode.
+        serving_pod = api.pod("shop", "web-0")
+        changed = copy.deepcopy(serving_pod)
+        changed["spec"]["containers"][0]["image"] = "registry.example/app:3.0"
+        refused = decide(serving_pod, changed)
+        assert refused["allowed"] is False and 'condition InPlaceUpdateReady is "False"' in refused["status"]["message"]
