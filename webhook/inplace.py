@@ -26,6 +26,10 @@ On timeout or failure after step 3 the condition stays "False" (reason
 half-updated pod must not receive traffic. The one exception is an image patch the API
 server refused: nothing changed, so the condition goes back to "True".
 
+Running it again on such a pod takes over; when the pod already runs the requested images
+but its gate is still "False" (an update that stopped half-way: the process was killed, say),
+it waits for those containers to be ready and sets the gate "True".
+
 `update_pods` applies the same to the pods a label selector picks, at most
 `max_unavailable` at a time, and starts no new pod after a failure.
 """
@@ -77,6 +81,10 @@ class Before(NamedTuple):
     image_id: str
     container_id: str
     restart_count: int
+
+
+# "Whatever runs now": any started container counts as restarted, so `assess` only waits for readiness.
+ANY_CONTAINER = Before(image_id="", container_id="", restart_count=-1)
 
 
 class Progress(NamedTuple):
@@ -186,12 +194,14 @@ def update_pod(
     where = f"{namespace}/{name}"
     pod = _read(pods, namespace, name)
     targets = plan(pod, images, options.condition_type)
+    current = gate.condition(pod, options.condition_type)
     if not targets:
-        say(f"{where}: already runs these images; nothing to do")
-        return Result(where, (), (), clock() - started)
+        if current is None or current.get("status") != gate.FALSE:
+            say(f"{where}: already runs these images; nothing to do")
+            return Result(where, (), (), clock() - started)
+        return _finish_interrupted(pods, namespace, name, pod, images, options, say, clock, started)
     before = record(pod, list(targets))
     what = ", ".join(f"{c}={i}" for c, i in targets.items())
-    current = gate.condition(pod, options.condition_type)
     if current is not None and current.get("status") == gate.FALSE:
         say(f"{where}: the gate is already False ({current.get('reason') or 'no reason'}); taking over")
     _set_condition(pods, namespace, name, pod, options.condition_type, gate.FALSE, gate.REASON_UPDATING,
@@ -223,6 +233,27 @@ def update_pod(
     seconds = clock() - started
     say(f"{where}: updated in {seconds:.1f}s; gate {options.condition_type} True")
     return Result(where, tuple(targets), progress.same_image, seconds)
+
+
+def _finish_interrupted(
+    pods: PodStore, namespace: str, name: str, pod: dict[str, Any], images: Mapping[str, str], options: Options,
+    say: Say, clock: Callable[[], float], started: float,
+) -> Result:
+    """The images are in place but the gate is "False" (an update that stopped half-way, say the
+    process was killed): once those containers run and are ready, put the pod back in service."""
+    where = f"{namespace}/{name}"
+    what = ", ".join(f"{c}={i}" for c, i in images.items())
+    say(f"{where}: already runs {what} but the gate is False; putting it back once those containers are ready")
+    any_container = {container: ANY_CONTAINER for container in images}
+    progress = _wait(pods, namespace, name, pod, any_container, started + options.timeout_seconds, clock)
+    if progress.failure or not progress.done:
+        reason = progress.failure or f"timed out after {options.timeout_seconds:g}s: " + "; ".join(progress.waiting)
+        _fail(pods, namespace, name, options, reason)
+    _set_condition(pods, namespace, name, _read(pods, namespace, name), options.condition_type, gate.TRUE,
+                   gate.REASON_UPDATED, f"in-place update to {what} done")
+    seconds = clock() - started
+    say(f"{where}: back in service after {seconds:.1f}s; gate {options.condition_type} True")
+    return Result(where, (), (), seconds)
 
 
 def _read(pods: PodStore, namespace: str, name: str) -> dict[str, Any]:
@@ -333,7 +364,7 @@ def update_pods(
         raise UpdateFailed(f"no pod in namespace {namespace} matches {selector!r}")
     todo = []
     for pod in selected:  # refuse the whole batch before touching any pod
-        if plan(pod, images, options.condition_type):
+        if plan(pod, images, options.condition_type) or gate.held(pod, options.condition_type):
             todo.append(_name(pod).split("/", 1)[1])
         else:
             say(f"{_name(pod)}: already runs these images; nothing to do")

@@ -243,3 +243,25 @@ def test_the_image_patch_is_what_fw401_allows_in_its_strict_mode() -> None:
         changed["spec"]["containers"][0]["image"] = "registry.example/app:3.0"
         refused = decide(serving_pod, changed)
         assert refused["allowed"] is False and 'condition InPlaceUpdateReady is "False"' in refused["status"]["message"]
+
+
+def test_an_update_that_stopped_half_way_is_finished_by_running_it_again() -> None:
+    lines: list[str] = []
+    with cluster("web-0", "web-1", labels={"tier": "web"}) as (api, pods):
+        core = client.CoreV1Api(client.ApiClient(client.Configuration(host=api.url)))
+        for name in ("web-0", "web-1"):  # what a killed set-image leaves: gate False, image patched
+            pod = api.pod("shop", name)
+            core.patch_namespaced_pod_status(name, "shop", gate.condition_patch(
+                GATE, "False", gate.REASON_UPDATING, "in-place update", pod["metadata"]["resourceVersion"]),
+                _content_type=gate.STRATEGIC_MERGE)
+            core.patch_namespaced_pod(name, "shop", gate.image_patch({"app": NEW}), _content_type=gate.STRATEGIC_MERGE)
+        result = update_pod(pods, "shop", "web-0", {"app": NEW}, QUICK, lines.append)
+        assert result.changed == ()
+        pod = api.wait_for_pod("shop", "web-0", serving)
+        assert gate.condition(pod, GATE)["reason"] == gate.REASON_UPDATED
+        assert any("already runs app=registry.example/app:2.0 but the gate is False" in line for line in lines)
+        batch = update_pods(pods, "shop", "tier=web", {"app": NEW}, "1", QUICK)  # web-1 too, web-0 no more
+        assert [r.pod for r in batch.updated] == ["shop/web-1"] and batch.failed == ()
+        api.wait_for_pod("shop", "web-1", serving)
+        assert update_pod(pods, "shop", "web-0", {"app": NEW}, QUICK, lines.append).changed == ()
+        assert lines[-1] == "shop/web-0: already runs these images; nothing to do"
