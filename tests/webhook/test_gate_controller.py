@@ -165,3 +165,14 @@ def test_two_replicas_with_leader_election_only_the_leader_writes_and_the_standb
                 stopping.set()
                 thread.join(5)
                 controller.stop()
+
+
+def test_an_unavailable_api_server_is_waited_out_and_the_backlog_marked() -> None:
+    with FakeApiServer() as api, running(api) as controller:
+        eventually(lambda: len(api.watch_versions("pods")) == 1, "the watch is open")
+        api.set_unavailable(True)  # 503 for everything, open watches cut
+        eventually(lambda: controller.metrics.watch_restarts("error") >= 1, "the failures are noticed")
+        api.add_pod(gated_pod("during-outage"))  # (created in the store directly: the kubelet runs it)
+        api.set_unavailable(False)
+        api.wait_for_pod("shop", "during-outage", serving, timeout=10)
+        assert controller.alive()

@@ -7,6 +7,7 @@ after its image changes (or stalls, or fails to pull) and computes Ready from th
 from __future__ import annotations
 
 import copy
+import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -265,3 +266,16 @@ def test_an_update_that_stopped_half_way_is_finished_by_running_it_again() -> No
         api.wait_for_pod("shop", "web-1", serving)
         assert update_pod(pods, "shop", "web-0", {"app": NEW}, QUICK, lines.append).changed == ()
         assert lines[-1] == "shop/web-0: already runs these images; nothing to do"
+
+
+def test_a_watch_that_breaks_while_waiting_does_not_break_the_update() -> None:
+    with cluster("web-0") as (api, pods):
+        api.kubelet.restart_delay = 0.5  # a slow restart: the wait is watching when the watch is cut
+        cut = threading.Timer(0.4, api.drop_watches)
+        cut.start()
+        try:
+            result = update_pod(pods, "shop", "web-0", {"app": NEW}, Options(GATE, 0.1, 10.0))
+        finally:
+            cut.cancel()
+        assert result.changed == ("app",)
+        api.wait_for_pod("shop", "web-0", serving)
