@@ -2,7 +2,7 @@
 
 `render(values)` is `helm template` for release `fieldwarden` in namespace `fieldwarden`:
 offline, so `lookup` finds nothing (a first install). `render_upgrade(values, api)` renders
-against a cluster (the small fake API server in `secrets_api.py`) so that `lookup` reads
+against a cluster (the Kubernetes API test fake, tests/webhook/fake_apiserver.py) so that `lookup` reads
 back the Secrets of a release that is already installed, as `helm upgrade` does.
 """
 

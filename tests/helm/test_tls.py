@@ -2,8 +2,9 @@
 
 Without cert-manager Helm makes the CA and the serving certificate; an upgrade reads the
 installed Secrets back with `lookup`. Offline rendering (`helm template`) cannot look
-anything up, so the upgrade tests render against `SecretsApi`, a fake API server on
-127.0.0.1 holding the Secrets the install rendered, as Helm would find them in a cluster.
+anything up, so the upgrade tests render against the Kubernetes API test fake
+(tests/webhook/fake_apiserver.py) on 127.0.0.1, holding the Secrets the install rendered, as
+Helm would find them in a cluster.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from cryptography import x509
 from fieldwarden.webhook.certs import ensure_certificates
 from fieldwarden.webhook.tls import ReloadingContext
 from tests.helm.chart import NAMESPACE, Obj, of_kind, one, render, render_upgrade, secret_text, webhooks
-from tests.helm.secrets_api import SecretsApi
+from tests.webhook.fake_apiserver import SECRET, FakeApiServer
+from tests.webhook.kubeconfig import kubeconfig_text
 
 CA_SECRET = "fieldwarden-webhook-ca"
 TLS_SECRET = "fieldwarden-webhook-tls"
@@ -160,12 +162,12 @@ def test_switching_tls_modes_never_hands_one_secret_to_both_helm_and_cert_manage
 
 
 @pytest.fixture
-def installed() -> Iterator[tuple[SecretsApi, list[Obj]]]:
+def installed() -> Iterator[tuple[FakeApiServer, list[Obj]]]:
     """A release installed with the default values: its Secrets are in the (fake) cluster."""
     objects = render()
-    with SecretsApi() as api:
+    with FakeApiServer(kubelet=False) as api:
         for secret in of_kind(objects, "Secret"):
-            api.store(copy.deepcopy(secret))
+            api.apply(copy.deepcopy(secret))
         yield api, objects
 
 
@@ -173,14 +175,14 @@ def _secrets(objects: list[Obj]) -> tuple[Obj, Obj]:
     return one(objects, "Secret", CA_SECRET), one(objects, "Secret", TLS_SECRET)
 
 
-def test_upgrade_keeps_the_ca_the_ca_bundle_and_the_serving_certificate(installed: tuple[SecretsApi, list[Obj]]) -> None:
+def test_upgrade_keeps_the_ca_the_ca_bundle_and_the_serving_certificate(installed: tuple[FakeApiServer, list[Obj]]) -> None:
     api, before = installed
-    after = render_upgrade({"webhook": {"replicas": 3}}, api.kubeconfig)
+    after = render_upgrade({"webhook": {"replicas": 3}}, kubeconfig_text(api.url))
     assert _secrets(after) == _secrets(before)  # byte for byte: the upgrade changes no Secret
     assert ca_bundles(after) == ca_bundles(before)
-    assert {f"/api/v1/namespaces/{NAMESPACE}/secrets/{name}" for name in (CA_SECRET, TLS_SECRET)} <= set(api.requests)
+    assert {f"/api/v1/namespaces/{NAMESPACE}/secrets/{name}" for name in (CA_SECRET, TLS_SECRET)} <= {call.path for call in api.calls}
     # And again: stable over any number of upgrades.
-    assert _secrets(render_upgrade(None, api.kubeconfig)) == _secrets(before)
+    assert _secrets(render_upgrade(None, kubeconfig_text(api.url))) == _secrets(before)
 
 
 def _reissued(before: list[Obj], after: list[Obj], tmp_path: Path) -> x509.Certificate:
@@ -198,36 +200,38 @@ def _reissued(before: list[Obj], after: list[Obj], tmp_path: Path) -> x509.Certi
 
 
 def test_upgrade_reissues_a_serving_certificate_near_expiry_from_the_same_ca(
-        installed: tuple[SecretsApi, list[Obj]], tmp_path: Path) -> None:
+        installed: tuple[FakeApiServer, list[Obj]], tmp_path: Path) -> None:
     api, before = installed
     soon = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=10)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    api.secrets[(NAMESPACE, TLS_SECRET)]["metadata"]["annotations"]["fieldwarden.io/not-after"] = soon
-    after = render_upgrade(None, api.kubeconfig)
+    expiring = api.get(SECRET, NAMESPACE, TLS_SECRET)
+    expiring["metadata"]["annotations"]["fieldwarden.io/not-after"] = soon
+    api.apply(expiring)
+    after = render_upgrade(None, kubeconfig_text(api.url))
     new = _reissued(before, after, tmp_path)
     assert new.not_valid_after_utc - datetime.datetime.now(datetime.timezone.utc) > datetime.timedelta(days=1800)
 
 
-def test_upgrade_reissues_when_the_service_names_change(installed: tuple[SecretsApi, list[Obj]], tmp_path: Path) -> None:
+def test_upgrade_reissues_when_the_service_names_change(installed: tuple[FakeApiServer, list[Obj]], tmp_path: Path) -> None:
     api, before = installed
-    after = render_upgrade({"clusterDomain": "corp.internal"}, api.kubeconfig)
+    after = render_upgrade({"clusterDomain": "corp.internal"}, kubeconfig_text(api.url))
     new = _reissued(before, after, tmp_path)
     names = new.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert f"{SERVICE_NAME}.corp.internal" in names.get_values_for_type(x509.DNSName)
 
 
-def test_upgrade_reissues_a_certificate_another_ca_signed(installed: tuple[SecretsApi, list[Obj]], tmp_path: Path) -> None:
+def test_upgrade_reissues_a_certificate_another_ca_signed(installed: tuple[FakeApiServer, list[Obj]], tmp_path: Path) -> None:
     api, before = installed
     stranger = one(render(), "Secret", TLS_SECRET)  # another install's pair, with its own CA
-    api.store(copy.deepcopy(stranger))
-    after = render_upgrade(None, api.kubeconfig)
+    api.apply(copy.deepcopy(stranger))
+    after = render_upgrade(None, kubeconfig_text(api.url))
     _reissued(before, after, tmp_path)
 
 
-def test_a_deleted_ca_secret_makes_a_new_ca_and_a_matching_certificate(installed: tuple[SecretsApi, list[Obj]],
+def test_a_deleted_ca_secret_makes_a_new_ca_and_a_matching_certificate(installed: tuple[FakeApiServer, list[Obj]],
                                                                         tmp_path: Path) -> None:
     api, before = installed
-    del api.secrets[(NAMESPACE, CA_SECRET)]
-    after = render_upgrade(None, api.kubeconfig)
+    api.delete("Secret", NAMESPACE, CA_SECRET)
+    after = render_upgrade(None, kubeconfig_text(api.url))
     (ca_before, _), (ca_after, tls_after) = _secrets(before), _secrets(after)
     assert ca_after["data"]["ca.crt"] != ca_before["data"]["ca.crt"]
     assert ca_bundles(after) == {ca_after["data"]["ca.crt"]}
@@ -236,8 +240,8 @@ def test_a_deleted_ca_secret_makes_a_new_ca_and_a_matching_certificate(installed
 
 
 def test_a_first_upgrade_over_an_empty_cluster_is_an_install(tmp_path: Path) -> None:
-    with SecretsApi() as api:
-        objects = render_upgrade(None, api.kubeconfig)
+    with FakeApiServer(kubelet=False) as api:
+        objects = render_upgrade(None, kubeconfig_text(api.url))
     ca_secret, tls_secret = _secrets(objects)
     assert ca_bundles(objects) == {ca_secret["data"]["ca.crt"]}
     assert handshake(mounted(tls_secret, tmp_path / "tls"), secret_text(ca_secret, "ca.crt"), SERVICE_NAME)

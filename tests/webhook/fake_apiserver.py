@@ -93,6 +93,7 @@ HPA = "horizontalpodautoscalers"
 VPA = "verticalpodautoscalers"
 POD = "pods"
 LEASE = "leases"
+SECRET = "secrets"
 
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -149,6 +150,8 @@ COLLECTIONS = {
                     field_labels=POD_FIELD_LABELS),
     LEASE: Collection("/apis/coordination.k8s.io/v1/leases", "coordination.k8s.io/v1", "Lease", True,
                       "coordination.k8s.io", writable=True, allow_create_on_update=True, allow_unconditional_update=False),
+    # Read-only over HTTP (tests store them with `apply`): what Helm's `lookup` reads.
+    SECRET: Collection("/api/v1/secrets", "v1", "Secret", True, ""),
 }
 BY_KIND = {c.kind: name for name, c in COLLECTIONS.items()}
 BY_PATH = {c.path: name for name, c in COLLECTIONS.items()}
@@ -157,7 +160,7 @@ BY_PATH = {c.path: name for name, c in COLLECTIONS.items()}
 class Call(NamedTuple):
     """One HTTP request the fake answered (or refused)."""
 
-    collection: str | None  # HPA, VPA, POD, LEASE or None (an unknown path)
+    collection: str | None  # HPA, VPA, POD, LEASE, SECRET or None (an unknown path or discovery)
     watch: bool
     resource_version: str | None
     params: dict[str, str]
@@ -794,6 +797,20 @@ def validate_lease(lease: dict[str, Any]) -> list[FieldError]:
 _NAME_SUFFIX = "bcdfghjklmnpqrstvwxz2456789"  # apiserver/pkg/storage/names: utilrand alphanums
 
 
+def _core_discovery() -> dict[str, Any]:
+    """`GET /api/v1`: the APIResourceList of the core resources this fake serves."""
+    resources = []
+    for info in COLLECTIONS.values():
+        if info.group:
+            continue
+        verbs = ["get", "list", "watch"] + (["create", "delete", "patch", "update"] if info.writable else [])
+        resources.append({"name": info.resource, "singularName": info.kind.lower(), "namespaced": True,
+                          "kind": info.kind, "verbs": sorted(verbs)})
+        resources += [{"name": f"{info.resource}/{sub}", "singularName": "", "namespaced": True, "kind": info.kind,
+                       "verbs": ["get", "patch", "update"]} for sub in info.subresources]
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "v1", "resources": resources}
+
+
 def _route(path: str) -> Route | None:
     for name, info in COLLECTIONS.items():
         prefix = info.prefix + "/"
@@ -1300,6 +1317,8 @@ class FakeApiServer:
         with self._cond:
             if self._unavailable:
                 return answer(503, status(503, "ServiceUnavailable", "the fake is unavailable"))
+            if method == "GET" and parts.path.rstrip("/") == "/api/v1":  # discovery (Helm asks before a `lookup`)
+                return answer(200, _core_discovery())
             if route is None or collection is None or (collection == VPA and not self._crd):
                 return answer(404, status(404, "NotFound", "the server could not find the requested resource"))
             info = COLLECTIONS[collection]

@@ -1,15 +1,19 @@
-"""A kubeconfig file pointing at the Kubernetes API test fake, for the commands' tests."""
+"""A kubeconfig pointing at the Kubernetes API test fake, for the commands' tests and Helm's `lookup`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 
-def write_kubeconfig(path: Path, server: str, namespace: str = "shop") -> Path:
-    path.write_text(
+def kubeconfig_text(server: str, namespace: str = "shop") -> str:
+    return (
         "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
         f"clusters: [{{name: fake, cluster: {{server: '{server}'}}}}]\n"
         "users: [{name: fake, user: {token: not-checked}}]\n"
         f"contexts: [{{name: fake, context: {{cluster: fake, user: fake, namespace: {namespace}}}}}]\n"
     )
+
+
+def write_kubeconfig(path: Path, server: str, namespace: str = "shop") -> Path:
+    path.write_text(kubeconfig_text(server, namespace))
     return path

@@ -448,3 +448,17 @@ def test_a_pod_added_without_start_is_left_alone(api: FakeApiServer) -> None:
     assert api.kubelet.writes_for(NS, "elsewhere") == [] and not api.writes()
     assert [p["metadata"]["name"] for p in api.pods(NS)] == ["elsewhere", "here"]
     assert api.get(POD, NS, "here")["kind"] == "Pod"
+
+
+def test_discovery_and_read_only_secrets(quiet: FakeApiServer) -> None:
+    listed = client.CoreV1Api(client.ApiClient(client.Configuration(host=quiet.url))).get_api_resources()
+    names = {resource.name for resource in listed.resources}
+    assert {"pods", "pods/status", "secrets"} <= names
+    quiet.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "tls", "namespace": "shop"},
+                 "type": "kubernetes.io/tls", "data": {"tls.crt": "Y2VydA==", "tls.key": "a2V5"}})
+    secret = core(quiet).read_namespaced_secret("tls", "shop")
+    assert secret.data == {"tls.crt": "Y2VydA==", "tls.key": "a2V5"} and secret.metadata.resource_version
+    code, body = failure(core(quiet).read_namespaced_secret, "other", "shop")
+    assert code == 404 and body["reason"] == "NotFound" and body["message"] == 'secrets "other" not found'
+    code, body = failure(core(quiet).delete_namespaced_secret, "tls", "shop")
+    assert code == 405
