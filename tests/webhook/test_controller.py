@@ -6,6 +6,7 @@ import os
 import re
 import signal
 import subprocess
+import time
 import sys
 import urllib.error
 import urllib.request
@@ -81,3 +82,49 @@ def test_the_controller_refuses_to_start_without_a_cluster(tmp_path: Path) -> No
                           env=env, timeout=60)
     assert done.returncode == 2
     assert "the controller needs a cluster" in done.stderr and "Traceback" not in done.stderr
+
+
+def start_controller(kubeconfig: Path, identity: str) -> tuple[subprocess.Popen[str], str]:
+    env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
+    env.pop("KUBERNETES_SERVICE_HOST", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fieldwarden", "controller", "--bind", "127.0.0.1:0", "--identity", identity,
+         "--lease-duration", "3", "--renew-deadline", "2", "--retry-period", "0.2"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+    )
+    assert process.stdout is not None
+    found = re.search(r"http://127\.0\.0\.1:(\d+)", process.stdout.readline())
+    assert found
+    return process, f"http://127.0.0.1:{found.group(1)}"
+
+
+def test_when_the_leading_process_dies_the_standby_takes_over_within_the_lease_duration(tmp_path: Path) -> None:
+    with FakeApiServer() as api:
+        kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", api.url, namespace="fieldwarden")
+        processes = dict(start_controller(kubeconfig, identity) for identity in ("replica-a", "replica-b"))
+        try:
+            def holder() -> str:
+                try:
+                    return str(api.get(LEASE, "fieldwarden", "fieldwarden-controller")["spec"]["holderIdentity"])
+                except KeyError:
+                    return ""
+
+            eventually(lambda: holder() in ("replica-a", "replica-b"), "a leader", timeout=15)
+            leader = holder()
+            by_identity = {identity: process for process, identity in
+                           zip(processes, ("replica-a", "replica-b"))}
+            standby = "replica-b" if leader == "replica-a" else "replica-a"
+            by_identity[leader].kill()  # no release: the lease must expire
+            by_identity[leader].wait(10)
+            killed_at = time.monotonic()
+            eventually(lambda: holder() == standby, "the standby takes the lease", timeout=15)
+            assert time.monotonic() - killed_at < 3 + 2  # the lease duration, plus retry slack
+            api.add_pod(gated_pod("after-failover"))
+            api.wait_for_pod("shop", "after-failover", serving, timeout=10)
+            status, metrics = get(processes[by_identity[standby]] + "/metrics")
+            assert status == 200 and "fieldwarden_controller_leader 1" in metrics
+        finally:
+            for process in processes:
+                if process.poll() is None:
+                    process.kill()
+                process.wait(10)
