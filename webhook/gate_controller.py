@@ -118,6 +118,9 @@ class GateController:
         self._lock = threading.Lock()
         self._cache: dict[PodKey, dict[str, Any]] = {}
         self._failures: dict[PodKey, int] = {}
+        # Pods marked whose watch event showing it has not come yet: an older event (the
+        # kubelet's, say) may still arrive first, and must not trigger a second write.
+        self._marked: set[PodKey] = set()
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
         self._rng = random.Random()
@@ -184,6 +187,7 @@ class GateController:
         with self._lock:
             self._cache = fresh
             self._failures = {key: n for key, n in self._failures.items() if key in fresh}
+            self._marked.clear()  # (a list shows every pod as it is now)
         for key in fresh:
             self.queue.add(key)
 
@@ -195,8 +199,11 @@ class GateController:
             if kind == "DELETED":
                 self._cache.pop(key, None)
                 self._failures.pop(key, None)
+                self._marked.discard(key)
                 return
             self._cache[key] = pod
+            if gate.condition(pod, self.condition_type) is not None:
+                self._marked.discard(key)
         self.queue.add(key)
 
     # -- the work ------------------------------------------------------------------------
@@ -215,15 +222,17 @@ class GateController:
     def _handle(self, key: PodKey) -> None:
         if not self.is_leader():
             return  # the leader does the writing; started_leading() requeues everything
-        pod = self.cached(key)
-        if pod is None or not gate.needs_marking(pod, self.condition_type):
+        with self._lock:
+            pod = self._cache.get(key)
+            pending = key in self._marked
+        if pod is None or pending or not gate.needs_marking(pod, self.condition_type):
             return
         version = (pod.get("metadata") or {}).get("resourceVersion")
         patch = gate.condition_patch(self.condition_type, gate.TRUE, gate.REASON_NEW_POD, MARK_MESSAGE, version)
         if not self.is_leader():  # (the lease may have been lost while the pod was looked at)
             return
         try:
-            updated = self.pods.patch_status(key[0], key[1], patch)
+            self.pods.patch_status(key[0], key[1], patch)
         except client.ApiException as error:
             if error.status == NOT_FOUND:
                 return
@@ -243,8 +252,7 @@ class GateController:
         self.metrics.mark()
         with self._lock:
             self._failures.pop(key, None)
-            if key in self._cache:
-                self._cache[key] = updated
+            self._marked.add(key)
         log.info("controller: set %s True on %s/%s", self.condition_type, key[0], key[1])
 
     def _retry(self, key: PodKey) -> None:

@@ -61,7 +61,7 @@ def test_pods_present_before_the_start_and_created_after_it_are_marked() -> None
                 mine = gate.condition(pod, GATE)
                 assert mine is not None and mine["reason"] == gate.REASON_NEW_POD
             eventually(lambda: controller.metrics.marked == 2, "both counted")
-        writes = api.writes()
+        writes = [w for w in api.writes() if w.status == 200]  # (a 409 retry would be harmless)
         assert sorted((w.method, w.path) for w in writes) == [
             ("PATCH", "/api/v1/namespaces/shop/pods/early/status"),
             ("PATCH", "/api/v1/namespaces/shop/pods/late/status"),
@@ -90,7 +90,8 @@ def test_unlabelled_and_held_pods_are_left_alone() -> None:
             api.add_pod(gated_pod("fresh"))
             api.wait_for_pod("shop", "fresh", serving)
             assert controller.snapshot() == (2, 1)  # watched: held and fresh; one held
-        assert [w.name for w in api.writes(path_contains="/status")] == ["held", "fresh"]  # the hold, then fresh
+        marked = [w.name for w in api.writes(path_contains="/status") if w.status == 200]
+        assert marked == ["held", "fresh"]  # the test's hold, then the controller's one write: fresh
         assert gate.condition(api.pod("shop", "held"), GATE)["status"] == "False"
         assert gate.condition(api.pod("shop", "kruise"), GATE) is None
 
