@@ -18,6 +18,7 @@ from .gate import STRATEGIC_MERGE
 
 CONFLICT = 409
 NOT_FOUND = 404
+GONE = 410
 
 
 def load_api_client(kubeconfig: str | None = None, context: str | None = None) -> client.ApiClient | None:

@@ -32,10 +32,9 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 from kubernetes import client, watch
 
-log = logging.getLogger(__name__)
+from .kube_api import GONE, NOT_FOUND
 
-GONE = 410
-NOT_FOUND = 404
+log = logging.getLogger(__name__)
 
 
 class Backoff(NamedTuple):
