@@ -23,6 +23,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Mapping
 
+from ..policies.rules._readiness_gate import has_readiness_gate, pod_condition
+
 TRUE = "True"
 FALSE = "False"
 REASON_NEW_POD = "PodInitialized"
@@ -40,23 +42,8 @@ def now_text(moment: datetime | None = None) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def has_gate(pod: Mapping[str, Any], condition_type: str) -> bool:
-    """Whether the pod's spec.readinessGates name `condition_type`."""
-    spec = pod.get("spec")
-    gates = spec.get("readinessGates") if isinstance(spec, dict) else None
-    return isinstance(gates, list) and any(
-        isinstance(gate, dict) and gate.get("conditionType") == condition_type for gate in gates
-    )
-
-
-def condition(pod: Mapping[str, Any], condition_type: str) -> dict[str, Any] | None:
-    """The pod's status condition of that type, if it has one."""
-    status = pod.get("status")
-    conditions = status.get("conditions") if isinstance(status, dict) else None
-    for entry in conditions if isinstance(conditions, list) else ():
-        if isinstance(entry, dict) and entry.get("type") == condition_type:
-            return entry
-    return None
+has_gate = has_readiness_gate  # whether spec.readinessGates name the type
+condition = pod_condition  # the status condition of the type, or None
 
 
 def needs_marking(pod: Mapping[str, Any], condition_type: str) -> bool:

@@ -1,4 +1,4 @@
-"""The readiness-gate condition FW401 and FW402 share; not a rule module itself.
+"""The readiness-gate condition FW401, FW402 and the webhook's controller share; not a rule module.
 
 FW402 injects `spec.readinessGates: [{conditionType: T}]` into new pods; FW401's
 stricter mode lets an image change through only while the pod's condition T is
@@ -8,7 +8,7 @@ the way the API server validates a readiness gate's conditionType (a qualified n
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 DEFAULT_CONDITION_TYPE = "InPlaceUpdateReady"
 
@@ -23,3 +23,22 @@ CONDITION_TYPE_SCHEMA: dict[str, Any] = {
     "pattern": _QUALIFIED_NAME,
     "maxLength": 316,
 }
+
+
+def has_readiness_gate(pod: Mapping[str, Any], condition_type: str) -> bool:
+    """Whether the pod's spec.readinessGates name `condition_type`."""
+    spec = pod.get("spec")
+    gates = spec.get("readinessGates") if isinstance(spec, dict) else None
+    return isinstance(gates, list) and any(
+        isinstance(gate, dict) and gate.get("conditionType") == condition_type for gate in gates
+    )
+
+
+def pod_condition(pod: Mapping[str, Any], condition_type: str) -> dict[str, Any] | None:
+    """The pod's status condition of that type, if it has one."""
+    status = pod.get("status")
+    conditions = status.get("conditions") if isinstance(status, dict) else None
+    for entry in conditions if isinstance(conditions, list) else ():
+        if isinstance(entry, dict) and entry.get("type") == condition_type:
+            return entry
+    return None

@@ -86,10 +86,9 @@ from ..admission import (
     AutoscalerIndex,
     Verdict,
 )
-from ..kube import get_path
 from ..model import ERROR, FieldPath, format_path
 from ..rule import ADMISSION
-from ._readiness_gate import CONDITION_TYPE_SCHEMA, DEFAULT_CONDITION_TYPE
+from ._readiness_gate import CONDITION_TYPE_SCHEMA, DEFAULT_CONDITION_TYPE, pod_condition
 
 CODE = "FW401"
 NAME = "pod-update-not-image-only"
@@ -150,7 +149,7 @@ def validate(request: AdmissionRequest, conf: Mapping[str, Any], autoscalers: Au
         )
     if conf.get("require-gate-false") and _images_change(old_spec, new_spec):
         condition_type = str(conf.get("gate-condition-type", DEFAULT_CONDITION_TYPE))
-        status = _condition_status(old, condition_type)
+        status = (pod_condition(old, condition_type) or {}).get("status")
         if status != "False":
             shown = "absent" if status is None else f'"{status}"'
             reasons.append(
@@ -293,15 +292,6 @@ def _images_change(old_spec: Mapping[str, Any], new_spec: Mapping[str, Any]) -> 
                 if isinstance(old_c, dict) and isinstance(new_c, dict) and old_c.get("image") != new_c.get("image"):
                     return True
     return False
-
-
-def _condition_status(pod: Mapping[str, Any], condition_type: str) -> Any:
-    """status of the pod's condition of this type (None when it has none)."""
-    conditions = get_path(pod, ("status", "conditions"))
-    for condition in conditions if isinstance(conditions, list) else []:
-        if isinstance(condition, dict) and condition.get("type") == condition_type:
-            return condition.get("status")
-    return None
 
 
 def _gate_names(gates: Any) -> set[str]:

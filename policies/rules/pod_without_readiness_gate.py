@@ -67,7 +67,7 @@ from typing import Any, Mapping
 from ..admission import COMMON_DEFAULTS, COMMON_OPTIONS, AdmissionRequest, AutoscalerIndex
 from ..model import INFO
 from ..rule import ADMISSION
-from ._readiness_gate import CONDITION_TYPE_SCHEMA, DEFAULT_CONDITION_TYPE
+from ._readiness_gate import CONDITION_TYPE_SCHEMA, DEFAULT_CONDITION_TYPE, has_readiness_gate
 
 CODE = "FW402"
 NAME = "pod-without-readiness-gate"
@@ -120,7 +120,7 @@ def mutate(
     if isinstance(annotations, dict) and annotations.get(opt_out) == OPT_OUT_VALUE:
         return []
     condition_type = conf.get("condition-type", DEFAULT_CONDITION_TYPE)
-    if any(isinstance(gate, dict) and gate.get("conditionType") == condition_type for gate in gates or []):
+    if has_readiness_gate(obj, condition_type):
         return []
     gate = {"conditionType": condition_type}
     if gates is None:
