@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import kubernetes.config.kube_config
 import pytest
@@ -21,6 +20,8 @@ from fieldwarden.policies.model import ObjectKey
 from fieldwarden.webhook.cluster_inventory import Backoff, ClusterInventory, from_environment
 from fieldwarden.webhook.inventory import Inventory
 from tests.webhook.fake_apiserver import HPA, VPA, FakeApiServer
+from tests.webhook.kubeconfig import write_kubeconfig
+from tests.webhook.waiting import eventually
 
 FAST = Backoff(initial=0.05, cap=0.2)
 WEB = ObjectKey("apps", "Deployment", "shop", "web")
@@ -49,12 +50,6 @@ def vpa(name: str, target: str, mode: str = "Recreate") -> dict[str, Any]:
         "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target}, "updatePolicy": {"updateMode": mode}},
     }
 
-
-def eventually(check: Callable[[], bool], what: str, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"gave up waiting for: {what}"
-        time.sleep(0.02)
 
 
 def names(found: list[Any]) -> list[str]:
@@ -273,12 +268,7 @@ def test_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert from_environment() is None
 
     with FakeApiServer() as api:
-        kubeconfig.write_text(
-            "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
-            f"clusters: [{{name: fake, cluster: {{server: '{api.url}'}}}}]\n"
-            "users: [{name: fake, user: {token: not-checked}}]\n"
-            "contexts: [{name: fake, context: {cluster: fake, user: fake}}]\n"
-        )
+        write_kubeconfig(kubeconfig, api.url)
         api.apply(hpa("web", "web"))
         for found in (from_environment(crd_retry=0.2), from_environment(kubeconfig=str(kubeconfig), context="fake")):
             assert isinstance(found, ClusterInventory)

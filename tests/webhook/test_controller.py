@@ -18,7 +18,7 @@ from tests.webhook.fake_apiserver import LEASE, FakeApiServer
 from tests.webhook.kubeconfig import write_kubeconfig
 from tests.webhook.pods import gated_pod
 from tests.webhook.test_gate_controller import serving
-from tests.webhook.test_leader import eventually
+from tests.webhook.waiting import eventually
 
 
 def get(url: str) -> tuple[int, str]:

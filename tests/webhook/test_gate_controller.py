@@ -20,7 +20,7 @@ from fieldwarden.webhook.leader import LeaderElection
 from fieldwarden.webhook.reflector import Backoff
 from tests.webhook.fake_apiserver import FakeApiServer
 from tests.webhook.pods import GATE, LABEL_SELECTOR, gated_pod
-from tests.webhook.test_leader import eventually
+from tests.webhook.waiting import eventually
 
 FAST = Backoff(initial=0.05, cap=0.2)
 

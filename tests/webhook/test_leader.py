@@ -10,7 +10,7 @@ import threading
 import time
 from contextlib import ExitStack, contextmanager
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import pytest
 from kubernetes import client
@@ -18,16 +18,10 @@ from kubernetes import client
 from fieldwarden.webhook.kube_api import Leases
 from fieldwarden.webhook.leader import LeaderElection
 from tests.webhook.fake_apiserver import LEASE, FakeApiServer
+from tests.webhook.waiting import eventually
 
 TIMES = {"lease_duration": 1.5, "renew_deadline": 1.0, "retry_period": 0.1}
 
-
-def eventually(check: Callable[[], bool], what: str, timeout: float = 5.0) -> float:
-    began = time.monotonic()
-    while not check():
-        assert time.monotonic() - began < timeout, f"gave up waiting for: {what}"
-        time.sleep(0.02)
-    return time.monotonic() - began
 
 
 class Partitioned(Leases):
