@@ -32,7 +32,6 @@ saturation figures are a floor. The exit code is 1 when a target is missed.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
 import signal
