@@ -176,10 +176,6 @@ class GateController:
             pods = list(self._cache.values())
         return len(pods), sum(1 for pod in pods if gate.held(pod, self.condition_type))
 
-    def cached(self, key: PodKey) -> dict[str, Any] | None:
-        with self._lock:
-            return self._cache.get(key)
-
     # -- the cache -------------------------------------------------------------------------
 
     def _replace(self, items: list[dict[str, Any]], version: str | None) -> None:

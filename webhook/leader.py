@@ -83,7 +83,6 @@ class LeaderElection:
         self.on_started_leading = on_started_leading or (lambda: None)
         self.on_stopped_leading = on_stopped_leading or (lambda: None)
         self.clock = clock
-        self.transitions_seen = 0  # times this candidate started leading
         self._leading = False
         self._last_renew = float("-inf")
         self._observed: tuple[Any, ...] | None = None
@@ -116,7 +115,6 @@ class LeaderElection:
                     self._leading = False
                     stopped = True
             if started:
-                self.transitions_seen += 1
                 log.info("leader election: %s leads %s/%s", self.identity, self.namespace, self.name)
                 self.on_started_leading()
             if stopped:
