@@ -5,9 +5,10 @@ one of two pure functions:
 
 - `validate(request, conf, autoscalers) -> Verdict | None` (a validating rule): None
   when the rule has nothing to say;
-- `mutate(request, obj, conf, autoscalers) -> list[str]` (a mutating rule): change
-  `obj` — a deep copy of `request.object` that the webhook diffs into one JSON
-  patch — in place, and return warnings for the response.
+- `mutate(request, draft, conf, autoscalers) -> list[str]` (a mutating rule): read
+  `draft.object` and change it only through `draft.writable(path)` (a copy-on-write
+  `policies.draft.Draft` of `request.object`, which the webhook diffs into one JSON
+  patch), and return warnings for the response.
 
 Both read only the request and the options; the webhook does the guard clauses
 (exempt namespaces, users, groups, the `fieldwarden.io/ignore` annotation,

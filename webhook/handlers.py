@@ -17,8 +17,8 @@ same answer as the real one: the rules have no side effects to skip.
 
 A validating rule's violation does what its `enforcement` says: `deny` (allowed false,
 the message naming the rule), `warn` (allowed, with a warning), `dryrun` (allowed;
-only logged and counted). Mutating rules change one deep copy of the object in turn;
-the copy is diffed against the request's object once, into the response's patch.
+only logged and counted). Mutating rules change one copy-on-write `Draft` of the object in
+turn; the draft is diffed against the request's object once, into the response's patch.
 
 Failure policy: a rule that raises is skipped (fail open for that rule): the request
 is answered without it, with a warning naming the rule, and the error is logged with
@@ -34,6 +34,7 @@ code 503, so that nothing is decided on an outdated view (the client retries lat
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from types import ModuleType
@@ -41,13 +42,14 @@ from typing import Any, Literal, Mapping, NamedTuple, Sequence
 
 from ..policies.admission import AdmissionRequest, AutoscalerIndex
 from ..policies.config import Settings
+from ..policies.draft import Draft
 from ..policies.registry import RULES
 from ..policies.rule import ADMISSION
 from ..policies.suppression import annotation_codes, covers
 from . import logs
 from .inventory import Inventory
 from .metrics import METRICS
-from .patch import Operation, copy_json, diff
+from .patch import Operation, diff
 from .response import build_response, error_body, rule_message
 from .review import BadRequest, parse_review
 
@@ -154,11 +156,12 @@ def decide(request: AdmissionRequest, endpoint: Endpoint, settings: Settings, in
     return decision
 
 
-def admission_rules(function: str) -> list[ModuleType]:
+@functools.cache  # the registry is fixed at import
+def admission_rules(function: str) -> tuple[ModuleType, ...]:
     """The registered admission rules defining `function` ("validate" or "mutate"), by code."""
-    return [
+    return tuple(
         rule for rule in RULES.values() if rule.SCOPE == ADMISSION and callable(getattr(rule, function, None))
-    ]
+    )
 
 
 _Applicable = list[tuple[ModuleType, Mapping[str, Any]]]
@@ -235,30 +238,30 @@ def _validate(rules: _Applicable, request: AdmissionRequest, index: AutoscalerIn
 def _mutate(rules: _Applicable, request: AdmissionRequest, index: AutoscalerIndex) -> Decision:
     if request.object is None:
         return ALLOW
-    obj: dict[str, Any] = copy_json(request.object)
+    draft = Draft(request.object)
     warnings: list[str] = []
     done: _Applicable = []
     for rule, conf in rules:
         try:
-            said = rule.mutate(request, obj, conf, index)
+            said = rule.mutate(request, draft, conf, index)
         except Exception:
             warnings.append(_rule_failed(rule))
-            obj = _replay(done, request, index)  # drop what the failed rule half did
+            draft = _replay(done, request, index)  # drop what the failed rule half did
             continue
         done.append((rule, conf))
         if said:
             METRICS.observe_rule(rule.CODE, "warned")
             warnings.extend(rule_message(rule.CODE, rule.NAME, text) for text in said)
-    return Decision(patch=tuple(diff(request.object, obj)), warnings=tuple(warnings))
+    return Decision(patch=tuple(diff(request.object, draft.object)), warnings=tuple(warnings))
 
 
-def _replay(rules: _Applicable, request: AdmissionRequest, index: AutoscalerIndex) -> dict[str, Any]:
-    """A fresh copy of the object with the mutations of `rules` (which ran fine once) redone."""
+def _replay(rules: _Applicable, request: AdmissionRequest, index: AutoscalerIndex) -> Draft:
+    """A fresh draft of the object with the mutations of `rules` (which ran fine once) redone."""
     assert request.object is not None
-    obj: dict[str, Any] = copy_json(request.object)
+    draft = Draft(request.object)
     for rule, conf in rules:
-        rule.mutate(request, obj, conf, index)
-    return obj
+        rule.mutate(request, draft, conf, index)
+    return draft
 
 
 def _rule_failed(rule: ModuleType) -> str:

@@ -82,4 +82,9 @@ def enabled(level: int) -> bool:
 def event(message: str, /, level: int = logging.INFO, exc_info: bool = False, **fields: Any) -> None:
     """Log `message` with structured `fields`."""
     if LOGGER.isEnabledFor(level):
-        LOGGER.log(level, message, extra={"fields": fields}, exc_info=exc_info)
+        # makeRecord + handle is Logger.log without the stack walk for the caller's
+        # file and line, which the JSON lines do not show.
+        record = LOGGER.makeRecord(
+            LOGGER.name, level, "", 0, message, (), sys.exc_info() if exc_info else None, extra={"fields": fields}
+        )
+        LOGGER.handle(record)

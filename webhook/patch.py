@@ -64,24 +64,6 @@ def same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def copy_json(value: Any) -> Any:
-    """A deep copy of plain JSON data (a round trip through orjson, in C, when it can)."""
-    if type(value) not in _CONTAINERS:
-        return value
-    try:
-        return orjson.loads(orjson.dumps(value))
-    except (TypeError, orjson.JSONDecodeError):  # integers beyond 64 bits, which orjson refuses
-        return _copy(value)
-
-
-def _copy(value: Any) -> Any:
-    if type(value) is dict:
-        return {key: _copy(item) if type(item) in _CONTAINERS else item for key, item in value.items()}
-    if type(value) is list:
-        return [_copy(item) if type(item) in _CONTAINERS else item for item in value]
-    return value
-
-
 _CONTAINERS = (dict, list)
 
 

@@ -106,6 +106,7 @@ from ..autoscalers import (
     vpa_controlled,
     vpa_update_mode,
 )
+from ..draft import Draft
 from ..kube import canonical_group, get_path, group_kind, pod_template_path
 from ..model import WARNING, FieldPath, ObjectKey
 from ..rule import ADMISSION
@@ -165,31 +166,31 @@ class _Paths(NamedTuple):
 
 
 def mutate(
-    request: AdmissionRequest, obj: dict[str, Any], conf: Mapping[str, Any], autoscalers: AutoscalerIndex
+    request: AdmissionRequest, draft: Draft, conf: Mapping[str, Any], autoscalers: AutoscalerIndex
 ) -> list[str]:
     """Keep autoscaler-owned fields of a workload at their live values; return warnings."""
     if request.sub_resource or request.operation not in ("CREATE", "UPDATE"):
         return []
     group = canonical_group(request.group, request.kind)
     paths = _workload_paths(group, request.kind, conf)
-    key = _key(request, obj, group, autoscalers.default_namespace)
+    key = _key(request, draft.object, group, autoscalers.default_namespace)
     if paths is None or key is None:
         return []
     horizontal = autoscalers.horizontal(key) if paths.replicas else []
     if request.operation == "CREATE":
         if not horizontal or paths.replicas is None:
             return []
-        return _on_create(obj, paths.replicas, horizontal, str(conf.get("on-create", KEEP)))
+        return _on_create(draft, paths.replicas, horizontal, str(conf.get("on-create", KEEP)))
     old = request.old_object
     if type(old) is not dict and not isinstance(old, Mapping):  # (dict first: typing's isinstance is slow)
         return []
     warnings: list[str] = []
     if horizontal and paths.replicas is not None:
-        warnings += _keep_replicas(obj, old, paths.replicas, horizontal)
+        warnings += _keep_replicas(draft, old, paths.replicas, horizontal)
     if paths.template is not None:
         vertical = [vpa for vpa in autoscalers.vertical(key) if vpa_update_mode(vpa) != OFF]
         if vertical:
-            warnings += _keep_resources(obj, old, paths.template, vertical)
+            warnings += _keep_resources(draft, old, paths.template, vertical)
     return warnings
 
 
@@ -232,24 +233,24 @@ def _key(request: AdmissionRequest, obj: Mapping[str, Any], group: str, default_
 
 
 def _keep_replicas(
-    obj: dict[str, Any], old: Mapping[str, Any], path: FieldPath, horizontal: Sequence[Mapping[str, Any]]
+    draft: Draft, old: Mapping[str, Any], path: FieldPath, horizontal: Sequence[Mapping[str, Any]]
 ) -> list[str]:
     live = get_path(old, path)
     if not _is_count(live):
         return []  # nothing live to keep; never invent a value
-    asked = get_path(obj, path)
+    asked = get_path(draft.object, path)
     if _is_count(asked) and asked == live:
         return []
-    if not _set_path(obj, path, live):
+    if not _set_path(draft, path, live):
         return []
     had = asked if _is_count(asked) else "none"
     return [_short(f"kept {_dotted(path)}={live}, the live value (request had {had}): {_names(horizontal)} scales it")]
 
 
 def _on_create(
-    obj: dict[str, Any], path: FieldPath, horizontal: Sequence[Mapping[str, Any]], mode: str
+    draft: Draft, path: FieldPath, horizontal: Sequence[Mapping[str, Any]], mode: str
 ) -> list[str]:
-    asked = get_path(obj, path)
+    asked = get_path(draft.object, path)
     if mode not in (CLAMP, DROP) or not _is_count(asked):
         return []
     lower, upper = _bounds(horizontal)
@@ -257,7 +258,7 @@ def _on_create(
     wanted = max(wanted, lower)
     if upper is not None:
         wanted = min(wanted, upper)
-    if wanted == asked or not _set_path(obj, path, wanted):
+    if wanted == asked or not _set_path(draft, path, wanted):
         return []
     span = f"{lower}-{upper}" if upper is not None else f">={lower}"
     return [_short(f"set {_dotted(path)}={wanted} (request had {asked}; on-create {mode}): {_names(horizontal)} range {span}")]
@@ -284,9 +285,10 @@ def _bounds(horizontal: Sequence[Mapping[str, Any]]) -> tuple[int, int | None]:
 
 
 def _keep_resources(
-    obj: dict[str, Any], old: Mapping[str, Any], template: FieldPath, vertical: Sequence[Mapping[str, Any]]
+    draft: Draft, old: Mapping[str, Any], template: FieldPath, vertical: Sequence[Mapping[str, Any]]
 ) -> list[str]:
-    containers = get_path(obj, template + ("spec", "containers"))
+    containers_path = template + ("spec", "containers")
+    containers = get_path(draft.object, containers_path)
     old_containers = get_path(old, template + ("spec", "containers"))
     if not isinstance(containers, list) or not isinstance(old_containers, list):
         return []
@@ -295,13 +297,13 @@ def _keep_resources(
         if isinstance(item, Mapping) and isinstance(item.get("name"), str):
             live.setdefault(item["name"], item)
     kept: list[tuple[str, list[tuple[str, str]]]] = []
-    for container in containers:
+    for index, container in enumerate(containers):
         if not isinstance(container, dict) or container.get("name") not in live:
             continue
         name = container["name"]
         controlled = _union(vpa_controlled(vpa, name) for vpa in vertical)
         if controlled:
-            fields = _keep_container(container, live[name], controlled)
+            fields = _keep_container(draft, containers_path + (index,), live[name], controlled)
             if fields:
                 kept.append((name, fields))
     who = _names(vertical)
@@ -333,33 +335,37 @@ def _union(parts: Iterable[ControlledResources]) -> ControlledResources:
 
 
 def _keep_container(
-    container: dict[str, Any], live: Mapping[str, Any], controlled: ControlledResources
+    draft: Draft, at: FieldPath, live: Mapping[str, Any], controlled: ControlledResources
 ) -> list[tuple[str, str]]:
-    """Restore the controlled requests / limits of one container; return what was kept."""
+    """Restore the controlled requests / limits of the container at `at`; return what was kept."""
     live_resources = _mapping(live.get("resources"))
     kept: list[tuple[str, str]] = []
     for kind, names in (("requests", controlled.requests), ("limits", controlled.limits)):
         live_values = _mapping(live_resources.get(kind))
+        values_path = at + ("resources", kind)
         for resource in sorted(names):
-            resources = container.get("resources")
-            values = resources.get(kind) if isinstance(resources, dict) else None
+            values = get_path(draft.object, values_path)
             before = live_values.get(resource)
             after = values.get(resource) if isinstance(values, dict) else None
             if before == after:
                 continue
             if before is None:  # not set live: remove it, so the template stays as it is live
-                if isinstance(resources, dict) and isinstance(values, dict):
-                    del values[resource]
-                    if not values and kind not in live_resources:
-                        del resources[kind]
+                writable_values = _replaced_mapping(draft, values_path)
+                del writable_values[resource]
+                if not writable_values and kind not in live_resources:
+                    del _replaced_mapping(draft, at + ("resources",))[kind]
             else:
-                if not isinstance(resources, dict):
-                    resources = container["resources"] = {}
-                if not isinstance(values, dict):
-                    values = resources[kind] = {}
-                values[resource] = before
+                _replaced_mapping(draft, values_path)[resource] = before
             kept.append((kind, resource))
     return kept
+
+
+def _replaced_mapping(draft: Draft, path: FieldPath) -> dict[str, Any]:
+    """The writable mapping at `path`; a missing one is made, anything else there is replaced by {}."""
+    found = draft.mapping(path)
+    if found is None:
+        found = _replaced_mapping(draft, path[:-1])[path[-1]] = {}  # type: ignore[index]
+    return found
 
 
 # --- small helpers ----------------------------------------------------------------------
@@ -373,17 +379,12 @@ def _is_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _set_path(obj: dict[str, Any], path: FieldPath, value: Any) -> bool:
-    """Set obj[path] = value, creating missing mappings; False if something else is in the way."""
-    node: Any = obj
-    for part in path[:-1]:
-        child = node.get(part)
-        if child is None:
-            child = node[part] = {}
-        if not isinstance(child, dict):
-            return False
-        node = child
-    node[path[-1]] = value
+def _set_path(draft: Draft, path: FieldPath, value: Any) -> bool:
+    """Set the draft's value at `path`, creating missing mappings; False if something else is in the way."""
+    parent = draft.mapping(path[:-1])
+    if parent is None:
+        return False
+    parent[path[-1]] = value  # type: ignore[index]
     return True
 
 

@@ -65,6 +65,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..admission import COMMON_DEFAULTS, COMMON_OPTIONS, AdmissionRequest, AutoscalerIndex
+from ..draft import Draft
 from ..model import INFO
 from ..rule import ADMISSION
 from ._readiness_gate import CONDITION_TYPE_SCHEMA, DEFAULT_CONDITION_TYPE, has_readiness_gate
@@ -102,11 +103,12 @@ DEFAULTS: dict[str, Any] = {
 
 
 def mutate(
-    request: AdmissionRequest, obj: dict[str, Any], conf: Mapping[str, Any], autoscalers: AutoscalerIndex
+    request: AdmissionRequest, draft: Draft, conf: Mapping[str, Any], autoscalers: AutoscalerIndex
 ) -> list[str]:
     """Append the readiness gate to a new pod (and label it), unless it has it or opts out."""
     if request.operation != "CREATE" or request.group != "" or request.kind != "Pod" or request.sub_resource:
         return []
+    obj = draft.object
     spec = obj.get("spec")
     metadata = obj.get("metadata")
     if metadata is None:
@@ -123,13 +125,11 @@ def mutate(
     if has_readiness_gate(obj, condition_type):
         return []
     gate = {"conditionType": condition_type}
-    if gates is None:
-        spec["readinessGates"] = [gate]
-    else:
-        gates.append(gate)
+    writable_spec = draft.mapping(("spec",))
+    writable_labels = draft.mapping(("metadata", "labels"))  # (created when absent or null)
+    if writable_spec is None or writable_labels is None:
+        return []  # (cannot happen after the checks above)
+    writable_spec["readinessGates"] = [*(gates or ()), gate]
     label = conf.get("injected-label", DEFAULTS["injected-label"])
-    obj["metadata"] = metadata
-    if labels is None:
-        labels = metadata["labels"] = {}
-    labels[label["key"]] = label["value"]
+    writable_labels[label["key"]] = label["value"]
     return []

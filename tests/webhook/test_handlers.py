@@ -27,6 +27,7 @@ from fieldwarden.policies.admission import (
     Verdict,
 )
 from fieldwarden.policies.config import Settings
+from fieldwarden.policies.draft import Draft
 from fieldwarden.policies.model import ObjectKey
 from fieldwarden.policies.rule import ADMISSION
 from fieldwarden.webhook import handlers, logs
@@ -64,14 +65,19 @@ def verdict_from_label(request: AdmissionRequest, conf: Mapping[str, Any], autos
     return None
 
 
-def touch(request: AdmissionRequest, obj: dict[str, Any], conf: Mapping[str, Any], autoscalers: AutoscalerIndex) -> list[str]:
-    obj["metadata"].setdefault("labels", {})["touched"] = "yes"
+def touch(request: AdmissionRequest, draft: Draft, conf: Mapping[str, Any], autoscalers: AutoscalerIndex) -> list[str]:
+    labels = draft.mapping(("metadata", "labels"))
+    assert labels is not None
+    labels["touched"] = "yes"
     return ["touched it"]
 
 
-def break_halfway(request: AdmissionRequest, obj: dict[str, Any], conf: Mapping[str, Any], autoscalers: AutoscalerIndex) -> list[str]:
-    obj["metadata"]["labels"]["half"] = "done"
-    obj["spec"]["containers"][0]["image"] = "evil"
+def break_halfway(request: AdmissionRequest, draft: Draft, conf: Mapping[str, Any], autoscalers: AutoscalerIndex) -> list[str]:
+    labels = draft.mapping(("metadata", "labels"))
+    container = draft.mapping(("spec", "containers", 0))
+    assert labels is not None and container is not None
+    labels["half"] = "done"
+    container["image"] = "evil"
     raise KeyError("the rest")
 
 
@@ -79,7 +85,7 @@ def validate_breaks(request: AdmissionRequest, conf: Mapping[str, Any], autoscal
     raise ZeroDivisionError
 
 
-def consult(request: AdmissionRequest, obj: dict[str, Any], conf: Mapping[str, Any], autoscalers: AutoscalerIndex) -> list[str]:
+def consult(request: AdmissionRequest, draft: Draft, conf: Mapping[str, Any], autoscalers: AutoscalerIndex) -> list[str]:
     if _label(request.object, "consult") == "yes":
         autoscalers.horizontal(ObjectKey("apps", "Deployment", request.namespace, "web"))
     return []
@@ -95,10 +101,14 @@ FAKES = {
 
 
 @pytest.fixture
-def fakes(monkeypatch: pytest.MonkeyPatch) -> None:
+def fakes(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for code, module in FAKES.items():
         monkeypatch.setitem(registry.RULES, code, module)
         monkeypatch.setitem(registry.BY_NAME, module.NAME, module)
+    handlers.admission_rules.cache_clear()  # it caches the registry, which is fixed outside tests
+    yield
+    monkeypatch.undo()
+    handlers.admission_rules.cache_clear()
 
 
 @pytest.fixture
@@ -257,8 +267,10 @@ class TestMachinery:
         assert response["warnings"] == ["[fieldwarden] internal error in the webhook; request allowed unchanged"]
 
     def test_a_rule_output_that_is_not_json_allows_the_request(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        def not_json(request: AdmissionRequest, obj: dict[str, Any], conf: Mapping[str, Any], autoscalers: AutoscalerIndex) -> list[str]:
-            obj["metadata"]["labels"]["when"] = object()
+        def not_json(request: AdmissionRequest, draft: Draft, conf: Mapping[str, Any], autoscalers: AutoscalerIndex) -> list[str]:
+            labels = draft.mapping(("metadata", "labels"))
+            assert labels is not None
+            labels["when"] = object()
             return []
 
         monkeypatch.setattr(FAKES["FW492"], "mutate", not_json)

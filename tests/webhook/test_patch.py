@@ -9,7 +9,7 @@ import jsonpatch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fieldwarden.webhook.patch import copy_json, diff, escape
+from fieldwarden.webhook.patch import diff, escape
 from tests.webhook.samples import review
 
 
@@ -147,19 +147,3 @@ def test_a_mapping_with_a_dash_key_is_replaced_whole() -> None:
     assert check({"data": {"-": "1", "a": "2"}}, {"data": {"-": "3", "a": "2"}}) == [
         {"op": "replace", "path": "/data", "value": {"-": "3", "a": "2"}}
     ]
-
-
-def containers(value: Any) -> list[int]:
-    if isinstance(value, dict):
-        return [id(value), *(i for v in value.values() for i in containers(v))]
-    if isinstance(value, list):
-        return [id(value), *(i for v in value for i in containers(v))]
-    return []
-
-
-@settings(max_examples=60, deadline=None)
-@given(JSON_VALUES)
-def test_copy_json_is_equal_and_shares_no_container(value: Any) -> None:
-    copied = copy_json(value)
-    assert typed(copied) == typed(value) and diff(value, copied) == []
-    assert not set(containers(copied)) & set(containers(value))

@@ -11,6 +11,7 @@ import pytest
 
 from fieldwarden.policies import config
 from fieldwarden.policies.admission import AutoscalerIndex
+from fieldwarden.policies.draft import Draft
 from fieldwarden.policies.rules import autoscaler_owned_field_reset as rule
 from tests.policies.rules.admission_samples import request as to_request
 from tests.policies.rules.admission_samples import review as load_review
@@ -28,11 +29,13 @@ def run(
 ) -> tuple[dict[str, Any], list[str]]:
     """Mutate as the webhook does, diff into a JSON patch, apply it to the request object."""
     request = to_request(body)
-    obj = copy.deepcopy(request.object)
+    before = copy.deepcopy(request.object)
+    draft = Draft(request.object)
     conf = {**rule.DEFAULTS, "default-namespace": "default", **(options or {})}
-    warnings = rule.mutate(request, obj, conf, AutoscalerIndex(scalers))
-    patched = jsonpatch.make_patch(request.object, obj).apply(request.object)
-    assert patched == obj
+    warnings = rule.mutate(request, draft, conf, AutoscalerIndex(scalers))
+    assert request.object == before  # the rule changed its draft only
+    patched = jsonpatch.make_patch(request.object, draft.object).apply(request.object)
+    assert patched == draft.object
     assert len(warnings) <= 5 and all(len(w) <= 120 for w in warnings)
     return patched, warnings
 
@@ -246,9 +249,9 @@ def test_other_subresources_are_never_touched(sub_resource: str) -> None:
 
 def test_delete_is_ignored() -> None:
     request = to_request(edit(UPDATE, lambda req: req.update(operation="DELETE")))
-    obj = copy.deepcopy(request.old_object)
-    assert rule.mutate(request, obj, rule.DEFAULTS, AutoscalerIndex([hpa()])) == []
-    assert obj == request.old_object
+    draft = Draft(request.old_object)
+    assert rule.mutate(request, draft, rule.DEFAULTS, AutoscalerIndex([hpa()])) == []
+    assert draft.object == request.old_object
 
 
 def test_daemonset_has_no_replicas_to_keep() -> None:

@@ -1,6 +1,6 @@
 """FW402 pod-without-readiness-gate, on the real pod CREATE requests.
 
-The rule edits a copy of the object as the webhook hands it over; these tests compare
+The rule edits a draft of the object as the webhook hands it over; these tests compare
 the mutated object (the webhook's tests turn it into a JSON patch end to end).
 """
 
@@ -13,6 +13,7 @@ import pytest
 
 from fieldwarden.policies.admission import AdmissionRequest, AutoscalerIndex
 from fieldwarden.policies.config import ConfigError, Settings, validate
+from fieldwarden.policies.draft import Draft
 from fieldwarden.policies.rules import pod_without_readiness_gate as rule
 from tests.policies.rules.admission_samples import request, review
 
@@ -33,10 +34,12 @@ def create(edit: Edit | None = None, sample: str = "pod-create.json") -> Admissi
 
 
 def mutated(req: AdmissionRequest, **options: Any) -> dict[str, Any]:
-    """The object after the rule ran on a copy of it, as the webhook runs it."""
-    obj = copy.deepcopy(dict(req.object or {}))
-    assert rule.mutate(req, obj, conf(**options), AutoscalerIndex()) == []
-    return obj
+    """The object after the rule ran on a draft of it, as the webhook runs it (the request's is untouched)."""
+    before = copy.deepcopy(req.object)
+    draft = Draft(req.object or {})
+    assert rule.mutate(req, draft, conf(**options), AutoscalerIndex()) == []
+    assert req.object == before
+    return draft.object
 
 
 def unchanged(req: AdmissionRequest, **options: Any) -> bool:
