@@ -12,29 +12,74 @@ import logging
 import sys
 import time
 from contextlib import contextmanager
-from typing import IO, Any, Iterator
+from typing import IO, Any, Iterator, Mapping
 
 import orjson
 
 LOGGER = logging.getLogger("fieldwarden.webhook")
 _CONTEXT: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("fieldwarden_log_context", default={})
+_LEVEL_NAMES = {logging.DEBUG: "debug", logging.INFO: "info", logging.WARNING: "warning", logging.ERROR: "error",
+                logging.CRITICAL: "critical"}
+_second: tuple[int, str] = (-1, "")  # the last whole second formatted, and its text
+
+
+def _timestamp(created: float) -> str:
+    """`2026-11-22T07:51:06.456Z` (the second's text is made once per second)."""
+    global _second
+    second = int(created)
+    cached = _second
+    if cached[0] != second:
+        cached = _second = (second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)))
+    return f"{cached[1]}.{int((created - second) * 1000):03d}Z"
+
+
+def _entry(created: float, level: int, logger: str, message: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "time": _timestamp(created),
+        "level": _LEVEL_NAMES.get(level) or logging.getLevelName(level).lower(),
+        "logger": logger,
+        "message": message,
+    }
+    entry.update(_CONTEXT.get())
+    entry.update(fields)
+    return entry
+
+
+def _line(entry: Mapping[str, Any]) -> str:
+    return orjson.dumps(entry, default=str).decode()
 
 
 class JsonFormatter(logging.Formatter):
     """`{"time", "level", "logger", "message", ...fields}` on one line."""
 
     def format(self, record: logging.LogRecord) -> str:
-        entry: dict[str, Any] = {
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
-        entry.update(_CONTEXT.get())
-        entry.update(getattr(record, "fields", {}))
+        entry = _entry(record.created, record.levelno, record.name, record.getMessage(), getattr(record, "fields", {}))
         if record.exc_info:
             entry["error"] = self.formatException(record.exc_info)
-        return orjson.dumps(entry, default=str).decode()
+        return _line(entry)
+
+
+class JsonLinesHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """JSON lines to a stream; without one, to whatever sys.stderr is when a line is written
+    (servers and tests swap it)."""
+
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        super().__init__(stream)
+        self.fixed_stream = stream
+        self.setFormatter(JsonFormatter())
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.fixed_stream is None:
+            self.stream = sys.stderr
+        super().emit(record)
+
+    def write_entry(self, entry: Mapping[str, Any]) -> None:
+        """One line, without a LogRecord (`event`'s way when this handler is the only one)."""
+        text = _line(entry) + "\n"
+        with self.lock:  # type: ignore[union-attr]
+            stream = self.fixed_stream if self.fixed_stream is not None else sys.stderr
+            stream.write(text)
+            stream.flush()
 
 
 def configure(stream: IO[str] | None = None, level: int | str | None = None) -> logging.Handler:
@@ -45,23 +90,14 @@ def configure(stream: IO[str] | None = None, level: int | str | None = None) -> 
     if level is not None:
         LOGGER.setLevel(level.upper() if isinstance(level, str) else level)
     for existing in LOGGER.handlers:
-        if isinstance(existing.formatter, JsonFormatter):
+        if isinstance(existing, JsonLinesHandler):
             return existing
-    handler: logging.Handler = logging.StreamHandler(stream) if stream is not None else _Stderr()
-    handler.setFormatter(JsonFormatter())
+    handler = JsonLinesHandler(stream)
     LOGGER.addHandler(handler)
     if level is None:
         LOGGER.setLevel(logging.INFO)
     LOGGER.propagate = False
     return handler
-
-
-class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
-    """Writes to whatever sys.stderr is when a line is logged (servers and tests swap it)."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.stream = sys.stderr
-        super().emit(record)
 
 
 @contextmanager
@@ -81,10 +117,18 @@ def enabled(level: int) -> bool:
 
 def event(message: str, /, level: int = logging.INFO, exc_info: bool = False, **fields: Any) -> None:
     """Log `message` with structured `fields`."""
-    if LOGGER.isEnabledFor(level):
-        # makeRecord + handle is Logger.log without the stack walk for the caller's
-        # file and line, which the JSON lines do not show.
-        record = LOGGER.makeRecord(
-            LOGGER.name, level, "", 0, message, (), sys.exc_info() if exc_info else None, extra={"fields": fields}
-        )
-        LOGGER.handle(record)
+    if not LOGGER.isEnabledFor(level):
+        return
+    handlers = LOGGER.handlers
+    if not exc_info and len(handlers) == 1 and type(handlers[0]) is JsonLinesHandler and not LOGGER.filters:
+        # The usual case, a line per admission request: straight to the one handler,
+        # without a LogRecord (which costs more than the line).
+        if level >= handlers[0].level:
+            handlers[0].write_entry(_entry(time.time(), level, LOGGER.name, message, fields))
+        return
+    # makeRecord + handle is Logger.log without the stack walk for the caller's file and
+    # line, which the JSON lines do not show.
+    record = LOGGER.makeRecord(
+        LOGGER.name, level, "", 0, message, (), sys.exc_info() if exc_info else None, extra={"fields": fields}
+    )
+    LOGGER.handle(record)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 import threading
 
 from fieldwarden.webhook import logs
@@ -36,3 +37,30 @@ def test_bound_fields_reach_every_line_of_this_thread_only() -> None:
     assert lines[0]["uid"] == "u-1" and lines[0]["rule"] == "FW401" and lines[0]["level"] == "info"
     assert "uid" not in lines[1] and "uid" not in lines[2]
     assert "ValueError: boom" in lines[3]["error"] and lines[3]["level"] == "error"
+
+
+def test_the_installed_handler_writes_the_same_lines_without_log_records() -> None:
+    stream = io.StringIO()
+    saved, old = logs.LOGGER.handlers[:], logs.LOGGER.level
+    logs.LOGGER.handlers[:] = []
+    try:
+        handler = logs.configure(stream, logging.INFO)
+        assert logs.LOGGER.handlers == [handler]
+        with logs.bind(uid="u-2"):
+            logs.event("admission", decision="denied", warnings=2)  # the direct way: no LogRecord
+            logs.event("not shown", logging.DEBUG)
+            try:
+                raise KeyError("gone")
+            except KeyError:
+                logs.event("rule raised", logging.ERROR, exc_info=True, rule="FW403")  # through logging
+    finally:
+        logs.LOGGER.handlers[:] = saved
+        logs.LOGGER.setLevel(old)
+    direct, recorded = (json.loads(line) for line in stream.getvalue().splitlines())
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", direct["time"])
+    assert {k: v for k, v in direct.items() if k != "time"} == {
+        "level": "info", "logger": "fieldwarden.webhook", "message": "admission", "uid": "u-2",
+        "decision": "denied", "warnings": 2,
+    }
+    assert recorded["level"] == "error" and recorded["uid"] == "u-2" and recorded["rule"] == "FW403"
+    assert "KeyError: 'gone'" in recorded["error"] and set(direct) - {"decision", "warnings"} < set(recorded)
