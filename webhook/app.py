@@ -13,7 +13,7 @@ rather than fail) carries no internals, only "internal error", and logs the trac
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Mapping
 
 import orjson
 
@@ -35,8 +35,11 @@ def create_app(settings: Settings, inventory: Inventory) -> Flask:
     # Werkzeug refuses longer bodies (413) before reading them; chunked ones too.
     app.config["MAX_CONTENT_LENGTH"] = settings.webhook.max_request_bytes
 
+    limit = settings.webhook.max_request_bytes
+
     def review(endpoint: Endpoint) -> Response:
-        status, answer = admit(_body(), request.content_type or "", endpoint, settings, inventory)
+        environ = request.environ  # (read from the environ: Werkzeug's properties cost more than the decision's parts)
+        status, answer = admit(_body(environ, limit), environ.get("CONTENT_TYPE", ""), endpoint, settings, inventory)
         return _json(answer, status)
 
     @app.post("/mutate")
@@ -76,20 +79,34 @@ def create_app(settings: Settings, inventory: Inventory) -> Flask:
     return app
 
 
-def _body() -> bytes:
-    """The request body: read straight from the server's stream when its length is declared.
+def _body(environ: Mapping[str, Any], limit: int) -> bytes:
+    """The request body; over `limit` bytes, a 413 (before any of it is read when declared).
 
-    Werkzeug has already refused a declared length over MAX_CONTENT_LENGTH (413) when
-    this runs; the server's stream ends at that length. A body without a declared
-    length (chunked) goes through Werkzeug's limited stream.
+    A declared length is read straight from the server's stream, which ends there. A
+    body without one (chunked) is read until the server ends the stream, if the server
+    says it does (`wsgi.input_terminated`, as gunicorn does); otherwise there is no body
+    to read safely, as Werkzeug also decides.
     """
-    length = request.content_length
-    if length is None:
-        return request.get_data(cache=False)
-    limit = request.max_content_length
-    if limit is not None and length > limit:
+    stream = environ["wsgi.input"]
+    declared = environ.get("CONTENT_LENGTH")
+    if declared and declared.isdigit():
+        length = int(declared)
+        if length > limit:
+            raise RequestEntityTooLarge()
+        return stream.read(length) if length else b""  # type: ignore[no-any-return]
+    if not environ.get("wsgi.input_terminated"):
+        return b""
+    chunks: list[bytes] = []
+    received = 0
+    while received <= limit:
+        chunk = stream.read(limit + 1 - received)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        received += len(chunk)
+    if received > limit:
         raise RequestEntityTooLarge()
-    return request.environ["wsgi.input"].read(length) if length else b""
+    return b"".join(chunks)
 
 
 def _json(data: Any, status: int) -> Response:

@@ -11,8 +11,7 @@ import contextvars
 import logging
 import sys
 import time
-from contextlib import contextmanager
-from typing import IO, Any, Iterator, Mapping
+from typing import IO, Any, Mapping
 
 import orjson
 
@@ -100,14 +99,19 @@ def configure(stream: IO[str] | None = None, level: int | str | None = None) -> 
     return handler
 
 
-@contextmanager
-def bind(**fields: Any) -> Iterator[None]:
+class bind:  # noqa: N801 - used as a function: `with logs.bind(uid=...):`
     """Add `fields` to every line logged inside the block (in this thread)."""
-    token = _CONTEXT.set({**_CONTEXT.get(), **fields})
-    try:
-        yield
-    finally:
-        _CONTEXT.reset(token)
+
+    __slots__ = ("_fields", "_token")
+
+    def __init__(self, **fields: Any) -> None:
+        self._fields = fields
+
+    def __enter__(self) -> None:
+        self._token = _CONTEXT.set({**_CONTEXT.get(), **self._fields})
+
+    def __exit__(self, *exc: object) -> None:
+        _CONTEXT.reset(self._token)
 
 
 def enabled(level: int) -> bool:

@@ -65,6 +65,7 @@ def same(a: Any, b: Any) -> bool:
 
 
 _CONTAINERS = (dict, list)
+_ABSENT = object()
 
 
 def _equal(a: Any, b: Any) -> bool:
@@ -99,15 +100,16 @@ def _diff_unequal(source: Any, target: Any, path: str, ops: list[Operation]) -> 
             if not same(source, target):
                 ops.append({"op": "replace", "path": path, "value": target})
             return
-        for key in source:
-            if key not in target:
-                ops.append({"op": "remove", "path": f"{path}/{escape(key)}"})
+        if not source.keys() <= target.keys():
+            for key in source:
+                if key not in target:
+                    ops.append({"op": "remove", "path": f"{path}/{escape(key)}"})
         for key, value in target.items():
-            if key not in source:
-                ops.append({"op": "add", "path": f"{path}/{escape(key)}", "value": value})
-                continue
-            old = source[key]
+            old = source.get(key, _ABSENT)
             if old is value:
+                continue  # (a part a Draft never wrote to: the same object)
+            if old is _ABSENT:
+                ops.append({"op": "add", "path": f"{path}/{escape(key)}", "value": value})
                 continue
             kind = type(old)
             if kind is type(value) and kind is not dict and kind is not list:

@@ -208,6 +208,32 @@ def test_bad_requests_get_a_4xx_with_a_json_error(server: Server, case: str, pat
     assert "Traceback" not in reply.body.decode()
 
 
+def _post_chunked(client: Client, path: str, body: bytes) -> tuple[int, Any]:
+    """POST `body` with Transfer-Encoding: chunked (no Content-Length), in 4 KiB chunks."""
+    chunks = (body[at:at + 4096] for at in range(0, len(body), 4096))
+    client.connection.request("POST", path, body=chunks, headers={"Content-Type": "application/json"},
+                              encode_chunked=True)
+    response = client.connection.getresponse()
+    return response.status, json.loads(response.read())
+
+
+def test_a_chunked_review_is_answered_and_a_chunked_body_over_the_limit_is_413(server: Server) -> None:
+    client = server.client()
+    try:
+        data = review("pod-create")
+        status, answer = _post_chunked(client, "/mutate", json.dumps(data).encode())
+        assert status == 200 and answer["response"]["uid"] == data["request"]["uid"]
+        assert patched(data, answer)["spec"]["readinessGates"] == [GATE]
+    finally:
+        client.close()
+    client = server.client()
+    try:
+        status, error = _post_chunked(client, "/mutate", b" " * (MAX_REQUEST_BYTES + 1) + json.dumps(data).encode())
+        assert status == 413 and error["reason"] == "RequestEntityTooLarge"
+    finally:
+        client.close()
+
+
 def test_health_readiness_and_metrics(client: Client) -> None:
     assert client.request("GET", "/healthz").status == 200
     ready = client.request("GET", "/readyz")
