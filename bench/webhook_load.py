@@ -1,6 +1,6 @@
 """The webhook's speed targets (issue 3), measured against a baseline served in the same run.
 
-    python bench/webhook_load.py [--seconds S] [--rounds N] [--workers W --threads T]
+    python bench/webhook_load.py [--seconds S] [--slice S] [--workers W --threads T]
     python bench/webhook_load.py --matrix        # saturation for several workers x threads
 
 Starts the webhook as in production (`fieldwarden serve`: gunicorn, TLS, the repository's
@@ -16,10 +16,14 @@ connections that verify the certificate:
     30%  Deployment UPDATE under an HPA  -> /mutate   (replicas kept: a patch + warning)
 
 Figures:
-- requests/s at saturation (closed loop, 16 connections), webhook and trivial endpoint,
-  in interleaved rounds (median); target >= 2,000 req/s and >= 0.8x the trivial endpoint;
-  a third server (the trivial endpoint, but reading and parsing the review and echoing its
-  uid) shows how much of the gap is JSON alone;
+- requests/s at saturation (closed loop, 16 connections), webhook and trivial endpoint;
+  target >= 2,000 req/s and >= 0.8x the trivial endpoint. One load process keeps
+  connections open to every server and drives them in turn, half a second each, until
+  each has had --seconds: this host's busy moments last longer than a turn, so they weigh
+  on all servers alike (runs of several seconds each, one server after the other, gave
+  ratios from 0.3 to 1.1 on the same code). A third server (the trivial endpoint, but
+  reading and parsing the review with orjson, as the webhook does, and echoing its uid)
+  shows how much of the gap is JSON alone;
 - p50 / p99 latency at a fixed 500 requests/s (open loop: each request has a scheduled
   send time and its latency counts from then, so a stall is not hidden); target p99 < 10 ms;
 - the cost of one decision in-process (`handlers.admit` on the same bodies: no HTTP, no
@@ -142,8 +146,8 @@ class Connection:
         self.sock.close()
 
 
-def run_load(port: int, ca: Path, mode: str, seconds: float, connections: int, rate: float) -> dict[str, Any]:
-    """Closed loop (`saturate`) or open loop at `rate` (`fixed`); returns counts and latencies."""
+def run_fixed(port: int, ca: Path, seconds: float, connections: int, rate: float) -> dict[str, Any]:
+    """Open loop at `rate`: each request has its scheduled send time; counts and latencies."""
     context = ssl.create_default_context(cafile=str(ca))
     requests = http_requests(request_mix())
     opened = []
@@ -169,17 +173,12 @@ def run_load(port: int, ca: Path, mode: str, seconds: float, connections: int, r
         try:
             while True:
                 slot = next_slot()
-                if mode == "fixed":
-                    scheduled = start + slot / rate
-                    if scheduled >= end:
-                        break
-                    delay = scheduled - time.perf_counter()
-                    if delay > 0:
-                        time.sleep(delay)
-                else:
-                    scheduled = time.perf_counter()
-                    if scheduled >= end:
-                        break
+                scheduled = start + slot / rate
+                if scheduled >= end:
+                    break
+                delay = scheduled - time.perf_counter()
+                if delay > 0:
+                    time.sleep(delay)
                 status = conn.roundtrip(requests[slot % len(requests)])
                 mine.append(time.perf_counter() - scheduled)
                 if status != 200:
@@ -201,16 +200,83 @@ def run_load(port: int, ca: Path, mode: str, seconds: float, connections: int, r
             "error_count": len(errors)}
 
 
+def run_sliced(ports: Sequence[int], ca: Path, seconds: float, slice_seconds: float,
+               connections: int) -> dict[str, Any]:
+    """Closed loop on each server in turn, in short slices, over connections kept open to all.
+
+    Every server gets `seconds` of saturation, as cycles of one `slice_seconds` slice
+    each (the order turning every cycle): a busy moment of the host lasts over several
+    slices, so it weighs on every server alike. A slice ends when its last request is
+    answered; its time counts up to then.
+    """
+    context = ssl.create_default_context(cafile=str(ca))
+    requests = http_requests(request_mix())
+    opened: list[list[Connection]] = []
+    for port in ports:
+        opened.append([])
+        for _ in range(connections):  # each used at once: a new, silent connection holds a server thread
+            conn = Connection(port, context)
+            for request in requests[:20]:  # warm: both sides' code paths hot
+                conn.roundtrip(request)
+            opened[-1].append(conn)
+    cycles = max(1, round(seconds / slice_seconds))
+    counts = [[0] * cycles for _ in ports]
+    times = [[0.0] * cycles for _ in ports]
+    errors: list[str] = []
+    lock = threading.Lock()
+    gate = threading.Barrier(connections + 1, timeout=slice_seconds + 60)
+    state: dict[str, Any] = {"server": 0, "cycle": 0, "end": 0.0, "stop": False}
+
+    def worker(index: int) -> None:
+        slot = index
+        while True:
+            gate.wait()  # the slice starts
+            if state["stop"]:
+                return
+            server, cycle, end = state["server"], state["cycle"], state["end"]
+            conn, done = opened[server][index], 0
+            try:
+                while time.perf_counter() < end:
+                    status = conn.roundtrip(requests[slot % len(requests)])
+                    slot += connections
+                    done += 1
+                    if status != 200:
+                        errors.append(f"HTTP {status}")
+            except Exception as exc:  # counted, not raised: the figures say how many failed
+                errors.append(f"{type(exc).__name__}: {exc}")
+            with lock:
+                counts[server][cycle] += done
+            gate.wait()  # the slice's last answer is in
+
+    threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(connections)]
+    for thread in threads:
+        thread.start()
+    for cycle in range(cycles):
+        for turn in range(len(ports)):
+            server = (cycle + turn) % len(ports)
+            began = time.perf_counter()
+            state.update(server=server, cycle=cycle, end=began + slice_seconds)
+            gate.wait()
+            gate.wait()
+            times[server][cycle] = time.perf_counter() - began
+    state["stop"] = True
+    gate.wait()
+    for per_server in opened:
+        for conn in per_server:
+            conn.close()
+    return {"counts": counts, "times": times, "errors": errors[:5], "error_count": len(errors)}
+
+
 # -- the servers -------------------------------------------------------------------------
 
 def trivial_app(parse: bool = False) -> Any:
     """Flask, one route per endpoint, answering "allowed" without reading the review.
 
-    With `parse`, it reads and parses the review and echoes its uid: the floor of any
-    real answer, to show how much of the gap to the trivial endpoint is JSON alone.
+    With `parse`, it reads and parses the review (with orjson, as the webhook does) and
+    echoes its uid: the floor of any real answer, to show how much of the gap to the
+    trivial endpoint is JSON alone.
     """
-    import json as json_module
-
+    import orjson
     from flask import Flask, Response, request
 
     app = Flask("trivial")
@@ -220,10 +286,10 @@ def trivial_app(parse: bool = False) -> Any:
     def allowed() -> Response:
         if not parse:
             return Response(TRIVIAL_ANSWER, 200, mimetype="application/json")
-        review = json_module.loads(request.get_data(cache=False))
+        review = orjson.loads(request.get_data(cache=False))
         answer = {"apiVersion": review["apiVersion"], "kind": "AdmissionReview",
                   "response": {"uid": review["request"]["uid"], "allowed": True}}
-        return Response(json_module.dumps(answer, separators=(",", ":")), 200, mimetype="application/json")
+        return Response(orjson.dumps(answer), 200, mimetype="application/json")
 
     return app
 
@@ -303,11 +369,30 @@ def serve_trivial(args: argparse.Namespace) -> int:
     return serve_wsgi(lambda: trivial_app(parse=args.serve_trivial == "parse"), options)
 
 
-def load(served: Served, ca: Path, mode: str, seconds: float, connections: int,
-         rate: float = 0.0) -> dict[str, Any]:
-    """Run the load in a separate process (its own interpreter and GIL)."""
+def load_sliced(servers: Sequence[Served], ca: Path, seconds: float, slice_seconds: float) -> dict[str, Any]:
+    """`run_sliced` in a separate process: per server, its rate over all slices and per cycle."""
+    ports = ",".join(str(served.port) for served in servers)
     done = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--load", mode, "--port", str(served.port), "--ca", str(ca),
+        [sys.executable, str(Path(__file__).resolve()), "--load", "sliced", "--ports", ports, "--ca", str(ca),
+         "--seconds", str(seconds), "--slice", str(slice_seconds), "--connections", str(SATURATION_CONNECTIONS)],
+        capture_output=True, text=True, timeout=len(servers) * (seconds + 60) + 120,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"load process failed: {done.stderr}")
+    result: dict[str, Any] = json.loads(done.stdout)
+    if result["error_count"]:
+        raise RuntimeError(f"{result['error_count']} failed requests, e.g. {result['errors']}")
+    found: dict[str, Any] = {}
+    for served, counts, times in zip(servers, result["counts"], result["times"]):
+        found[served.name] = sum(counts) / sum(times)
+        found[f"{served.name} by cycle"] = [n / t for n, t in zip(counts, times)]
+    return found
+
+
+def load_fixed(served: Served, ca: Path, seconds: float, connections: int, rate: float) -> dict[str, Any]:
+    """`run_fixed` in a separate process (its own interpreter and GIL)."""
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--load", "fixed", "--port", str(served.port), "--ca", str(ca),
          "--seconds", str(seconds), "--connections", str(connections), "--rate", str(rate)],
         capture_output=True, text=True, timeout=seconds + 120,
     )
@@ -365,40 +450,35 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     return values[min(len(values) - 1, int(fraction * len(values)))]
 
 
-def saturation(results: list[dict[str, Any]]) -> float:
-    return statistics.median(r["requests"] / r["seconds"] for r in results)
-
-
 def measure(args: argparse.Namespace, workers: int | None, threads: int | None) -> dict[str, Any]:
-    """Saturation rates of each server (interleaved rounds, medians) and the fixed-rate run."""
+    """Saturation rates of each server (sliced, interleaved) and the fixed-rate run."""
     with tempfile.TemporaryDirectory(prefix="fieldwarden-bench-") as tmp:
         servers, ca = start_servers(Path(tmp), workers, threads)
         try:
-            rates: dict[str, list[dict[str, Any]]] = {served.name: [] for served in servers}
-            for _ in range(args.rounds):  # interleaved: a busy moment slows all alike
-                for served in servers:
-                    rates[served.name].append(load(served, ca, "saturate", args.seconds, SATURATION_CONNECTIONS))
-            fixed = None
+            found = load_sliced(servers, ca, args.seconds, args.slice)
             if not args.matrix:
-                fixed = load(servers[0], ca, "fixed", args.fixed_seconds, FIXED_RATE_CONNECTIONS, FIXED_RATE)
+                found["fixed"] = load_fixed(servers[0], ca, args.fixed_seconds, FIXED_RATE_CONNECTIONS, FIXED_RATE)
         finally:
             for served in servers:
                 served.stop()
-    return {**{name: saturation(results) for name, results in rates.items()}, "fixed": fixed}
+    by_cycle = zip(found["webhook by cycle"], found["trivial by cycle"])
+    found["ratios"] = sorted(webhook / trivial for webhook, trivial in by_cycle)
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=4.0, help="length of each saturation run")
+    parser.add_argument("--seconds", type=float, default=10.0, help="saturation time per server")
+    parser.add_argument("--slice", type=float, default=0.5, help="length of one server's turn at saturation")
     parser.add_argument("--fixed-seconds", type=float, default=10.0, help="length of the 500 req/s run")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved saturation rounds per server")
     parser.add_argument("--workers", type=int, help="gunicorn workers (default: the configuration's)")
     parser.add_argument("--threads", type=int, help="threads per worker (default: the configuration's)")
     parser.add_argument("--matrix", action="store_true", help="saturation for several workers x threads")
     parser.add_argument("--sizes", default="1x4,1x8,2x1,2x2,2x4,2x8,3x2,4x1",
                         help="the --matrix sizes, WORKERSxTHREADS,... (default %(default)s)")
     # Internal modes: the load process and the trivial server.
-    parser.add_argument("--load", choices=["saturate", "fixed"], help=argparse.SUPPRESS)
+    parser.add_argument("--load", choices=["sliced", "fixed"], help=argparse.SUPPRESS)
+    parser.add_argument("--ports", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--ca", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--connections", type=int, help=argparse.SUPPRESS)
@@ -408,8 +488,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cert-dir", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
+    if args.load == "sliced":
+        ports = [int(port) for port in args.ports.split(",")]
+        print(json.dumps(run_sliced(ports, args.ca, args.seconds, args.slice, args.connections)))
+        return 0
     if args.load:
-        print(json.dumps(run_load(args.port, args.ca, args.load, args.seconds, args.connections, args.rate)))
+        print(json.dumps(run_fixed(args.port, args.ca, args.seconds, args.connections, args.rate)))
         return 0
     if args.serve_trivial:
         return serve_trivial(args)
@@ -430,6 +514,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p50, p99 = percentile(latencies, 0.50) * 1000, percentile(latencies, 0.99) * 1000
     achieved = fixed["requests"] / fixed["seconds"]
     ratio = found["webhook"] / found["trivial"]
+    ratios = found["ratios"]
+    spread = (f"{percentile(ratios, 0.1):.2f} / {percentile(ratios, 0.5):.2f} / {percentile(ratios, 0.9):.2f}"
+              f" over {len(ratios)} cycles")
     targets = [
         ("saturation, webhook", f"{found['webhook']:,.0f} req/s", ">= 2,000 req/s", found["webhook"] >= 2000),
         ("saturation, trivial endpoint", f"{found['trivial']:,.0f} req/s", "", None),
@@ -447,7 +534,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{name:<{width}}  {value:>14}  {goal:<15}{verdict}")
     cores = os.cpu_count() or 1
     cpu = {name: 1e6 / found[name] * cores for name in ("trivial", "parse", "webhook")}
-    print(f"\nCPU per request at saturation ({cores} cores, load generator included): trivial {cpu['trivial']:.0f} us;"
+    print(f"\nwebhook / trivial cycle by cycle, 10th / 50th / 90th percentile: {spread}")
+    print(f"CPU per request at saturation ({cores} cores, load generator included): trivial {cpu['trivial']:.0f} us;"
           f" + reading, parsing and answering JSON {cpu['parse'] - cpu['trivial']:+.0f} us;"
           f" + deciding, logging, metrics {cpu['webhook'] - cpu['parse']:+.0f} us"
           f" (one decision in-process, one core busy: {mixed:.0f} us).")
