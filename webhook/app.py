@@ -93,7 +93,7 @@ def _body(environ: Mapping[str, Any], limit: int) -> bytes:
         length = int(declared)
         if length > limit:
             raise RequestEntityTooLarge()
-        return stream.read(length) if length else b""  # type: ignore[no-any-return]
+        return stream.read(length) if length else b""
     if not environ.get("wsgi.input_terminated"):
         return b""
     chunks: list[bytes] = []

@@ -29,6 +29,9 @@ from .inventory import FileInventory, Inventory, InventoryError, StaticInventory
 LOCAL_BIND = "127.0.0.1:8443"
 CLUSTER_BIND = "0.0.0.0:8443"
 SERVICE_ACCOUNT_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
+# Debug and info log lines (an admitted request's) are written at most this late, in batches;
+# warnings and errors at once (logs.JsonLinesHandler says why).
+LOG_BATCH_SECONDS = 0.2
 
 
 class ServeError(Exception):
@@ -122,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
 
         if log_level and log_level.lower() in ("debug", "info", "warning", "error", "critical"):
             logs.configure(level=log_level)  # the admission lines follow the level gunicorn's own lines use
+        logs.configure(batch_seconds=LOG_BATCH_SECONDS)
         inventory.start()
         app = create_app(settings, inventory)
         gc.freeze()  # the startup heap is permanent: full collections stop walking it per request

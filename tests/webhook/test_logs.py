@@ -5,8 +5,11 @@ from __future__ import annotations
 import io
 import json
 import logging
+import os
 import re
 import threading
+import time
+from pathlib import Path
 
 from fieldwarden.webhook import logs
 
@@ -64,3 +67,39 @@ def test_the_installed_handler_writes_the_same_lines_without_log_records() -> No
     }
     assert recorded["level"] == "error" and recorded["uid"] == "u-2" and recorded["rule"] == "FW403"
     assert "KeyError: 'gone'" in recorded["error"] and set(direct) - {"decision", "warnings"} < set(recorded)
+
+
+def test_batched_info_lines_wait_a_warning_writes_them_first_and_the_interval_writes_the_rest() -> None:
+    stream = io.StringIO()
+    handler = logs.JsonLinesHandler(stream, batch_seconds=0.3)
+    handler.write_entry({"message": "first"}, logging.INFO)
+    handler.write_entry({"message": "second"}, logging.DEBUG)
+    assert stream.getvalue() == ""  # waiting for the batch
+    handler.write_entry({"message": "trouble"}, logging.WARNING)
+    assert [json.loads(line)["message"] for line in stream.getvalue().splitlines()] == ["first", "second", "trouble"]
+    handler.write_entry({"message": "later"}, logging.INFO)
+    started = time.monotonic()
+    while "later" not in stream.getvalue() and time.monotonic() - started < 5:
+        time.sleep(0.02)
+    assert 0.1 < time.monotonic() - started < 5  # written by the flusher thread, a batch later
+    handler.write_entry({"message": "at exit"}, logging.INFO)
+    handler.flush()  # what logging.shutdown does at exit
+    assert stream.getvalue().splitlines()[-1] == '{"message":"at exit"}'
+
+
+def test_lines_waiting_at_a_fork_are_written_once(tmp_path: Path) -> None:
+    path = tmp_path / "log"
+    with open(path, "w", encoding="utf-8") as stream:
+        handler = logs.JsonLinesHandler(stream, batch_seconds=60)
+        handler.write_entry({"message": "before the fork"}, logging.INFO)
+        child = os.fork()
+        if child == 0:  # the child writes what it has, then leaves at once
+            try:
+                handler.write_entry({"message": "in the child"}, logging.INFO)
+                handler.flush()
+            finally:
+                os._exit(0)
+        os.waitpid(child, 0)
+        handler.flush()
+    messages = [json.loads(line)["message"] for line in path.read_text().splitlines()]
+    assert sorted(messages) == ["before the fork", "in the child"]
