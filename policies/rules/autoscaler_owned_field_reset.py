@@ -173,8 +173,10 @@ def mutate(
         return []
     group = canonical_group(request.group, request.kind)
     paths = _workload_paths(group, request.kind, conf)
+    if paths is None:
+        return []  # (a pod, most of the time)
     key = _key(request, draft.object, group, autoscalers.default_namespace)
-    if paths is None or key is None:
+    if key is None:
         return []
     horizontal = autoscalers.horizontal(key) if paths.replicas else []
     if request.operation == "CREATE":
