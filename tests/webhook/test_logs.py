@@ -7,6 +7,8 @@ import json
 import logging
 import os
 import re
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -103,3 +105,16 @@ def test_lines_waiting_at_a_fork_are_written_once(tmp_path: Path) -> None:
         handler.flush()
     messages = [json.loads(line)["message"] for line in path.read_text().splitlines()]
     assert sorted(messages) == ["before the fork", "in the child"]
+
+
+def test_lines_waiting_at_exit_are_written(tmp_path: Path) -> None:
+    script = (
+        "import logging\n"
+        "from fieldwarden.webhook import logs\n"
+        "logs.configure(batch_seconds=60)\n"
+        "logs.event('admission', decision='denied')\n"
+        "raise SystemExit(0)\n"  # a worker's way out: logging.shutdown runs at exit
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 0
+    assert json.loads(done.stderr)["decision"] == "denied"
