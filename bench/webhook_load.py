@@ -22,9 +22,11 @@ Figures:
   each has had --seconds: this host's busy moments last longer than a turn, so they weigh
   on all servers alike (runs of several seconds each, one server after the other, gave
   ratios from 0.3 to 1.1 on the same code). A server's rate is the median of its turns'
-  rates, so a turn the host stalled for a second counts as one turn. A third server (the
-  trivial endpoint, but reading and parsing the review with orjson, as the webhook does,
-  and echoing its uid) shows how much of the gap is JSON alone;
+  rates, so a turn the host stalled for a second counts as one turn; the ratio is the
+  median over the cycles of webhook / trivial within a cycle (turns a second apart, so
+  the host's slower drifts cancel out). A third server (the trivial endpoint, but reading
+  and parsing the review with orjson, as the webhook does, and echoing its uid) shows how
+  much of the gap is JSON alone;
 - p50 / p99 latency at a fixed 500 requests/s (open loop: each request has a scheduled
   send time and its latency counts from then, so a stall is not hidden); target p99 < 10 ms;
 - the cost of one decision in-process (`handlers.admit` on the same bodies: no HTTP, no
@@ -470,7 +472,7 @@ def measure(args: argparse.Namespace, workers: int | None, threads: int | None) 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=10.0, help="saturation time per server")
+    parser.add_argument("--seconds", type=float, default=20.0, help="saturation time per server")
     parser.add_argument("--slice", type=float, default=0.5, help="length of one server's turn at saturation")
     parser.add_argument("--fixed-seconds", type=float, default=10.0, help="length of the 500 req/s run")
     parser.add_argument("--workers", type=int, help="gunicorn workers (default: the configuration's)")
@@ -506,7 +508,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             workers, threads = (int(n) for n in size.split("x"))
             found = measure(args, workers, threads)
             print(f"{workers:>7} {threads:>7} {found['webhook']:>14.0f} {found['trivial']:>14.0f} "
-                  f"{found['webhook'] / found['trivial']:>6.2f}", flush=True)
+                  f"{statistics.median(found['ratios']):>6.2f}", flush=True)
         return 0
 
     mixed, per_item = decision_cost()
@@ -515,15 +517,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     latencies = fixed["latencies"]
     p50, p99 = percentile(latencies, 0.50) * 1000, percentile(latencies, 0.99) * 1000
     achieved = fixed["requests"] / fixed["seconds"]
-    ratio = found["webhook"] / found["trivial"]
     ratios = found["ratios"]
+    ratio = statistics.median(ratios)
     spread = (f"{percentile(ratios, 0.1):.2f} / {percentile(ratios, 0.5):.2f} / {percentile(ratios, 0.9):.2f}"
-              f" over {len(ratios)} cycles")
+              f" over {len(ratios)} cycles; ratio of the two medians above: {found['webhook'] / found['trivial']:.2f}")
     targets = [
         ("saturation, webhook", f"{found['webhook']:,.0f} req/s", ">= 2,000 req/s", found["webhook"] >= 2000),
         ("saturation, trivial endpoint", f"{found['trivial']:,.0f} req/s", "", None),
         ("saturation, trivial + JSON (no decision)", f"{found['parse']:,.0f} req/s", "", None),
-        ("ratio webhook / trivial", f"{ratio:.2f}", ">= 0.80", ratio >= 0.8),
+        ("ratio webhook / trivial (median of cycles)", f"{ratio:.2f}", ">= 0.80", ratio >= 0.8),
         (f"at {FIXED_RATE:.0f} req/s (achieved {achieved:.0f}): p50", f"{p50:.2f} ms", "", None),
         (f"at {FIXED_RATE:.0f} req/s (achieved {achieved:.0f}): p99", f"{p99:.2f} ms", "< 10 ms", p99 < 10),
         ("one decision in-process (mix)", f"{mixed:.0f} us", "", None),
