@@ -128,6 +128,9 @@ class Settings:
         self.webhook = WebhookSettings(
             webhook.get("on-stale-inventory", "allow"), webhook.get("max-request-bytes", DEFAULT_MAX_REQUEST_BYTES)
         )
+        # What users of these settings derive from them once (the webhook's rule plans);
+        # settings are not changed after they are first used.
+        self.memo: dict[Any, Any] = {}
         self.severity: dict[str, str] = {code: rule.SEVERITY for code, rule in RULES.items()}
         self.options: dict[str, dict[str, Any]] = {code: dict(rule.DEFAULTS) for code, rule in RULES.items()}
         for key, value in (data.get("rules") or {}).items():
@@ -150,6 +153,7 @@ class Settings:
         """A copy with command-line choices applied (they replace the file's lists)."""
         copy = Settings.__new__(Settings)
         copy.__dict__.update(self.__dict__)
+        copy.memo = {}
         if select is not None:
             copy.select = tuple(select)
         if ignore is not None:

@@ -142,8 +142,7 @@ def decide(request: AdmissionRequest, endpoint: Endpoint, settings: Settings, in
     """The decision for one request (the cost of one decision, without HTTP or JSON)."""
     if request.operation not in OPERATIONS:
         return ALLOW
-    function = "validate" if endpoint == VALIDATE else "mutate"
-    rules = _applicable(admission_rules(function), request, settings)
+    rules = _applicable(_plan("validate" if endpoint == VALIDATE else "mutate", settings), request)
     if not rules:
         return ALLOW
     index = _WatchedIndex(inventory.index())
@@ -164,43 +163,57 @@ def admission_rules(function: str) -> tuple[ModuleType, ...]:
     )
 
 
+class _Step(NamedTuple):
+    """An enabled admission rule with its options and exemptions, as the settings give them."""
+
+    rule: ModuleType
+    conf: Mapping[str, Any]
+    exempt_namespaces: frozenset[str]
+    exempt_users: frozenset[str]
+    exempt_groups: frozenset[str]
+
+
+def _plan(function: str, settings: Settings) -> tuple[_Step, ...]:
+    """The enabled rules defining `function`, read from the settings once (kept in their memo)."""
+    key = ("admission plan", function, settings.select, settings.ignore)
+    plan: tuple[_Step, ...] | None = settings.memo.get(key)
+    if plan is None:
+        steps = []
+        for rule in admission_rules(function):
+            if settings.enabled(rule.CODE):
+                conf = settings.rule_conf(rule.CODE)
+                steps.append(_Step(rule, conf, frozenset(conf.get("exempt-namespaces", ())),
+                                   frozenset(conf.get("exempt-users", ())), frozenset(conf.get("exempt-groups", ()))))
+        plan = settings.memo[key] = tuple(steps)
+    return plan
+
+
 _Applicable = list[tuple[ModuleType, Mapping[str, Any]]]
 
 
-def _applicable(rules: Sequence[ModuleType], request: AdmissionRequest, settings: Settings) -> _Applicable:
-    """The rules that pass the guard clauses, each with its options (read once per request)."""
+def _applicable(plan: Sequence[_Step], request: AdmissionRequest) -> _Applicable:
+    """The rules that pass the guard clauses, each with its options."""
     found: _Applicable = []
     codes: tuple[str, ...] | None | bool = False
     annotated = False  # whether `codes` was read (once per request, only when a rule gets that far)
-    for rule in rules:
-        if not settings.enabled(rule.CODE):
-            continue
-        conf = settings.rule_conf(rule.CODE)
-        reason = _exemption(request, conf)
-        if not reason:
+    for rule, conf, exempt_namespaces, exempt_users, exempt_groups in plan:
+        if request.namespace and request.namespace in exempt_namespaces:
+            reason = "exempt namespace"
+        elif request.username and request.username in exempt_users:
+            reason = "exempt user"
+        elif exempt_groups and not exempt_groups.isdisjoint(request.groups):
+            reason = "exempt group"
+        else:
             if not annotated:
                 obj = request.object if request.object is not None else request.old_object
                 codes = annotation_codes(obj) if obj is not None else False
                 annotated = True
-            if codes is not False and covers(codes if isinstance(codes, tuple) else None, rule.CODE, rule.NAME):
-                reason = "fieldwarden.io/ignore annotation"
-        if reason:
-            logs.event("rule skipped", logging.DEBUG, rule=rule.CODE, reason=reason)
-            continue
-        found.append((rule, conf))
+            if codes is False or not covers(codes if isinstance(codes, tuple) else None, rule.CODE, rule.NAME):
+                found.append((rule, conf))
+                continue
+            reason = "fieldwarden.io/ignore annotation"
+        logs.event("rule skipped", logging.DEBUG, rule=rule.CODE, reason=reason)
     return found
-
-
-def _exemption(request: AdmissionRequest, conf: Mapping[str, Any]) -> str:
-    """Exemption by the configuration: namespace, user or group ("" when none applies)."""
-    if request.namespace and request.namespace in conf.get("exempt-namespaces", ()):
-        return "exempt namespace"
-    if request.username and request.username in conf.get("exempt-users", ()):
-        return "exempt user"
-    exempt_groups = conf.get("exempt-groups", ())
-    if exempt_groups and any(group in exempt_groups for group in request.groups):
-        return "exempt group"
-    return ""
 
 
 def _validate(rules: _Applicable, request: AdmissionRequest, index: AutoscalerIndex) -> Decision:
