@@ -20,7 +20,6 @@ class Draft:
     """The object a mutating rule changes: shares all it has not written with the original."""
 
     def __init__(self, original: Mapping[str, Any]) -> None:
-        self.original = original
         self.object: dict[str, Any] = dict(original)
         # Containers made (or copied) for this draft. The originals stay alive as long
         # as the draft, so an id here never belongs to one of them.

@@ -32,13 +32,11 @@ def create_app(settings: Settings, inventory: Inventory) -> Flask:
     """The webhook application for these settings and this autoscaler inventory."""
     logs.configure()
     app = Flask("fieldwarden.webhook")
-    # Werkzeug refuses longer bodies (413) before reading them; chunked ones too.
-    app.config["MAX_CONTENT_LENGTH"] = settings.webhook.max_request_bytes
-
     limit = settings.webhook.max_request_bytes
+    app.config["MAX_CONTENT_LENGTH"] = limit  # (for whatever Werkzeug reads itself; `_body` keeps to it too)
 
     def review(endpoint: Endpoint) -> Response:
-        environ = request.environ  # (read from the environ: Werkzeug's properties cost more than the decision's parts)
+        environ = request.environ  # (not Werkzeug's request properties: they cost ~6 us a request)
         status, answer = admit(_body(environ, limit), environ.get("CONTENT_TYPE", ""), endpoint, settings, inventory)
         return _json(answer, status)
 

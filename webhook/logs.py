@@ -107,11 +107,17 @@ class JsonLinesHandler(logging.StreamHandler):  # type: ignore[type-arg]
             self._write_pending()
 
     def _write_pending(self) -> None:
-        if self._pending:
-            stream = self.fixed_stream if self.fixed_stream is not None else sys.stderr
-            stream.write("\n".join(self._pending) + "\n")
-            self._pending.clear()
+        if not self._pending:
+            return
+        text = "\n".join(self._pending) + "\n"
+        lost = len(self._pending)
+        self._pending.clear()
+        stream = self.fixed_stream if self.fixed_stream is not None else sys.stderr
+        try:
+            stream.write(text)
             stream.flush()
+        except Exception:  # a closed or broken stream: as logging does, say so on stderr and go on
+            self.handleError(logging.makeLogRecord({"msg": f"{lost} JSON log line(s) could not be written"}))
 
     def _flush_every(self) -> None:
         while True:
@@ -165,7 +171,8 @@ def event(message: str, /, level: int = logging.INFO, exc_info: bool = False, **
     if not LOGGER.isEnabledFor(level):
         return
     handlers = LOGGER.handlers
-    if not exc_info and len(handlers) == 1 and type(handlers[0]) is JsonLinesHandler and not LOGGER.filters:
+    if (not exc_info and len(handlers) == 1 and type(handlers[0]) is JsonLinesHandler and not LOGGER.filters
+            and not handlers[0].filters):
         # The usual case, a line per admission request: straight to the one handler,
         # without a LogRecord (which costs more than the line).
         if level >= handlers[0].level:

@@ -1,4 +1,4 @@
-"""JSON-lines logs carry the fields bound to the request being handled."""
+"""JSON-lines logs: the fields bound to the request, the direct and batched writes, and failures."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from fieldwarden.webhook import logs
 
@@ -118,3 +120,11 @@ def test_lines_waiting_at_exit_are_written(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert done.returncode == 0
     assert json.loads(done.stderr)["decision"] == "denied"
+
+
+def test_a_stream_that_cannot_be_written_loses_the_lines_not_the_request(capsys: pytest.CaptureFixture[str]) -> None:
+    stream = io.StringIO()
+    stream.close()  # writing raises ValueError
+    handler = logs.JsonLinesHandler(stream, batch_seconds=0.0)
+    handler.write_entry({"message": "lost"}, logging.INFO)  # does not raise
+    assert "1 JSON log line(s) could not be written" in capsys.readouterr().err
