@@ -23,17 +23,8 @@ from cryptography import x509
 
 from fieldwarden.webhook import certs
 from tests.webhook.live import Client, Server
-from tests.webhook.samples import edit, patched, review
+from tests.webhook.samples import FIXTURES, edit, patched, review
 
-HPA = """\
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata: {name: web, namespace: default}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  minReplicas: 2
-  maxReplicas: 10
-"""
 MAX_REQUEST_BYTES = 1024 * 1024
 CONFIG = f"webhook:\n  max-request-bytes: {MAX_REQUEST_BYTES}\n"
 GATE = {"conditionType": "InPlaceUpdateReady"}
@@ -41,7 +32,7 @@ INJECTED_LABEL = "fieldwarden.io/readiness-gate"
 
 
 def server_args(folder: Path) -> list[str]:
-    (folder / "hpa.yaml").write_text(HPA)
+    (folder / "hpa.yaml").write_text((FIXTURES / "hpa-web.yaml").read_text())
     (folder / "fieldwarden.yaml").write_text(CONFIG)
     return ["--cert-dir", str(folder / "tls"), "--inventory", "hpa.yaml", "--config", "fieldwarden.yaml",
             "--tls-reload-seconds", "0.2", "--workers", "2", "--threads", "4"]
