@@ -61,7 +61,7 @@ class JsonFormatter(logging.Formatter):
         return _line(entry)
 
 
-class JsonLinesHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class JsonLinesHandler(logging.Handler):
     """JSON lines to a stream; without one, to whatever sys.stderr is when a line is written
     (servers and tests swap it).
 
@@ -75,8 +75,8 @@ class JsonLinesHandler(logging.StreamHandler):  # type: ignore[type-arg]
     MAX_PENDING = 256
 
     def __init__(self, stream: IO[str] | None = None, batch_seconds: float = 0.0) -> None:
-        super().__init__(stream)
-        self.fixed_stream = stream
+        super().__init__()
+        self.stream = stream
         self.batch_seconds = batch_seconds
         self.setFormatter(JsonFormatter())
         self._pending: list[str] = []
@@ -112,7 +112,7 @@ class JsonLinesHandler(logging.StreamHandler):  # type: ignore[type-arg]
         text = "\n".join(self._pending) + "\n"
         lost = len(self._pending)
         self._pending.clear()
-        stream = self.fixed_stream if self.fixed_stream is not None else sys.stderr
+        stream = self.stream if self.stream is not None else sys.stderr
         try:
             stream.write(text)
             stream.flush()
