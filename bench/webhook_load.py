@@ -55,15 +55,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "admission"
-HPA = """\
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata: {name: web, namespace: default}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  minReplicas: 2
-  maxReplicas: 10
-"""
+HPA = FIXTURES / "hpa-web.yaml"  # the autoscaler of the Deployment UPDATE in the mix
 TRIVIAL_ANSWER = b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"","allowed":true}}'
 SATURATION_CONNECTIONS = 16
 FIXED_RATE = 500.0
@@ -149,16 +141,23 @@ class Connection:
         self.sock.close()
 
 
+def open_warm(port: int, context: ssl.SSLContext, requests: Sequence[bytes], connections: int) -> list[Connection]:
+    """`connections` kept-alive connections, each warmed with 20 requests as soon as it is open
+    (a new, silent connection holds a server thread; the warm-up makes both sides' code paths hot)."""
+    opened = []
+    for _ in range(connections):
+        conn = Connection(port, context)
+        for request in requests[:20]:
+            conn.roundtrip(request)
+        opened.append(conn)
+    return opened
+
+
 def run_fixed(port: int, ca: Path, seconds: float, connections: int, rate: float) -> dict[str, Any]:
     """Open loop at `rate`: each request has its scheduled send time; counts and latencies."""
     context = ssl.create_default_context(cafile=str(ca))
     requests = http_requests(request_mix())
-    opened = []
-    for _ in range(connections):  # each one used at once: a new, silent connection holds a server thread
-        conn = Connection(port, context)
-        for request in requests[:20]:  # warm: both sides' code paths hot
-            conn.roundtrip(request)
-        opened.append(conn)
+    opened = open_warm(port, context, requests, connections)
     lock = threading.Lock()
     latencies: list[float] = []
     errors: list[str] = []
@@ -214,14 +213,7 @@ def run_sliced(ports: Sequence[int], ca: Path, seconds: float, slice_seconds: fl
     """
     context = ssl.create_default_context(cafile=str(ca))
     requests = http_requests(request_mix())
-    opened: list[list[Connection]] = []
-    for port in ports:
-        opened.append([])
-        for _ in range(connections):  # each used at once: a new, silent connection holds a server thread
-            conn = Connection(port, context)
-            for request in requests[:20]:  # warm: both sides' code paths hot
-                conn.roundtrip(request)
-            opened[-1].append(conn)
+    opened = [open_warm(port, context, requests, connections) for port in ports]
     cycles = max(1, round(seconds / slice_seconds))
     counts = [[0] * cycles for _ in ports]
     times = [[0.0] * cycles for _ in ports]
@@ -340,12 +332,11 @@ def start_servers(folder: Path, workers: int | None, threads: int | None) -> tup
 
     paths = ensure_certificates(folder / "tls")
     assert paths.ca is not None
-    (folder / "hpa.yaml").write_text(HPA)
     sizing = [*(["--workers", str(workers)] if workers else []), *(["--threads", str(threads)] if threads else [])]
     env_python = [sys.executable]
     port = free_port()
     servers = [Served("webhook", [*env_python, "-m", "fieldwarden", "serve", "--bind", f"127.0.0.1:{port}",
-                                  "--cert-dir", str(folder / "tls"), "--inventory", str(folder / "hpa.yaml"),
+                                  "--cert-dir", str(folder / "tls"), "--inventory", str(HPA),
                                   *sizing], port, folder, paths.ca)]
     try:
         for kind in ("trivial", "parse"):
@@ -372,19 +363,24 @@ def serve_trivial(args: argparse.Namespace) -> int:
     return serve_wsgi(lambda: trivial_app(parse=args.serve_trivial == "parse"), options)
 
 
-def load_sliced(servers: Sequence[Served], ca: Path, seconds: float, slice_seconds: float) -> dict[str, Any]:
-    """`run_sliced` in a separate process: per server, its median rate over the cycles, and each."""
-    ports = ",".join(str(served.port) for served in servers)
-    done = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--load", "sliced", "--ports", ports, "--ca", str(ca),
-         "--seconds", str(seconds), "--slice", str(slice_seconds), "--connections", str(SATURATION_CONNECTIONS)],
-        capture_output=True, text=True, timeout=len(servers) * (seconds + 60) + 120,
-    )
+def load_process(arguments: Sequence[str], timeout: float, what: str) -> dict[str, Any]:
+    """This script's `--load` mode in a separate process (its own interpreter and GIL): its result."""
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--load", *arguments],
+                          capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
         raise RuntimeError(f"load process failed: {done.stderr}")
     result: dict[str, Any] = json.loads(done.stdout)
     if result["error_count"]:
-        raise RuntimeError(f"{result['error_count']} failed requests, e.g. {result['errors']}")
+        raise RuntimeError(f"{what}: {result['error_count']} failed requests, e.g. {result['errors']}")
+    return result
+
+
+def load_sliced(servers: Sequence[Served], ca: Path, seconds: float, slice_seconds: float) -> dict[str, Any]:
+    """`run_sliced` in a separate process: per server, its median rate over the cycles, and each."""
+    ports = ",".join(str(served.port) for served in servers)
+    result = load_process(["sliced", "--ports", ports, "--ca", str(ca), "--seconds", str(seconds), "--slice",
+                           str(slice_seconds), "--connections", str(SATURATION_CONNECTIONS)],
+                          len(servers) * (seconds + 60) + 120, ", ".join(served.name for served in servers))
     found: dict[str, Any] = {}
     for served, counts, times in zip(servers, result["counts"], result["times"]):
         by_cycle = [n / t for n, t in zip(counts, times)]
@@ -394,18 +390,9 @@ def load_sliced(servers: Sequence[Served], ca: Path, seconds: float, slice_secon
 
 
 def load_fixed(served: Served, ca: Path, seconds: float, connections: int, rate: float) -> dict[str, Any]:
-    """`run_fixed` in a separate process (its own interpreter and GIL)."""
-    done = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--load", "fixed", "--port", str(served.port), "--ca", str(ca),
-         "--seconds", str(seconds), "--connections", str(connections), "--rate", str(rate)],
-        capture_output=True, text=True, timeout=seconds + 120,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"load process failed: {done.stderr}")
-    result: dict[str, Any] = json.loads(done.stdout)
-    if result["error_count"]:
-        raise RuntimeError(f"{served.name}: {result['error_count']} failed requests, e.g. {result['errors']}")
-    return result
+    """`run_fixed` in a separate process."""
+    return load_process(["fixed", "--port", str(served.port), "--ca", str(ca), "--seconds", str(seconds),
+                         "--connections", str(connections), "--rate", str(rate)], seconds + 120, served.name)
 
 
 # -- in-process ---------------------------------------------------------------------------
@@ -424,7 +411,7 @@ def decision_cost(rounds: int = 5, per_round: int = 2000) -> tuple[float, dict[s
     # The server logs one JSON line per request: keep that cost, but to a sink, not the terminal.
     logs.configure(open(os.devnull, "w"), logging.INFO)  # noqa: SIM115 - lives as long as the process
     settings = Settings()
-    inventory = StaticInventory(yaml.safe_load_all(HPA))
+    inventory = StaticInventory(yaml.safe_load_all(HPA.read_text()))
     items = request_mix()
 
     def one(item: Item) -> Callable[[], Any]:
