@@ -41,10 +41,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from kubernetes import client
 
-    from fieldwarden.webhook import gate
-    from fieldwarden.webhook.gate_controller import GateController
-    from fieldwarden.webhook.kube_api import Pods
-    from fieldwarden.webhook.reflector import Backoff, Reflector
+    from fieldwarden.webhook.gate import condition as gate
+    from fieldwarden.webhook.gate.controller import GateController
+    from fieldwarden.webhook.kube.api import Pods
+    from fieldwarden.webhook.kube.reflector import Backoff, Reflector
     from tests.webhook.fake_apiserver import FakeApiServer
     from tests.webhook.pods import GATE, LABEL_SELECTOR, gated_pod, running
 
@@ -93,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     marked[str(record.args[2])] = time.perf_counter()  # type: ignore[index]
 
         marks = Marks()
-        gate_log = logging.getLogger("fieldwarden.webhook.gate_controller")
+        gate_log = logging.getLogger("fieldwarden.webhook.gate.controller")
         gate_log.addHandler(marks)
         gate_log.setLevel(logging.INFO)
         began = time.perf_counter()

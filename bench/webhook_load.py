@@ -328,7 +328,7 @@ def free_port() -> int:
 
 
 def start_servers(folder: Path, workers: int | None, threads: int | None) -> tuple[list[Served], Path]:
-    from fieldwarden.webhook.certs import ensure_certificates
+    from fieldwarden.webhook.server.certs import ensure_certificates
 
     paths = ensure_certificates(folder / "tls")
     assert paths.ca is not None
@@ -352,7 +352,7 @@ def start_servers(folder: Path, workers: int | None, threads: int | None) -> tup
 
 
 def serve_trivial(args: argparse.Namespace) -> int:
-    from fieldwarden.webhook.serve import serve_wsgi
+    from fieldwarden.webhook.server.serve import serve_wsgi
 
     options: dict[str, Any] = {"bind": [args.bind], "certfile": str(args.cert_dir / "tls.crt"),
                                "keyfile": str(args.cert_dir / "tls.key")}
@@ -402,9 +402,9 @@ def decision_cost(rounds: int = 5, per_round: int = 2000) -> tuple[float, dict[s
     import logging
 
     from fieldwarden.policies.config import Settings
-    from fieldwarden.webhook import logs
-    from fieldwarden.webhook.handlers import admit
-    from fieldwarden.webhook.inventory import StaticInventory
+    from fieldwarden.webhook.server import logs
+    from fieldwarden.webhook.server.handlers import admit
+    from fieldwarden.webhook.inventory.sources import StaticInventory
 
     import yaml
 

@@ -68,14 +68,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _webhook_command(name: str) -> Any:
     """The module of a webhook-side command (imported only when that command runs)."""
     if name == "serve":
-        from .webhook import serve
+        from .webhook.server import serve
 
         return serve
     if name == "controller":
-        from .webhook import controller
+        from .webhook.gate import process as controller
 
         return controller
-    from .webhook import set_image
+    from .webhook.gate import set_image
 
     return set_image
 

@@ -21,10 +21,10 @@ import pytest
 import yaml
 
 from fieldwarden.policies.config import SCHEMA_FILE
-from fieldwarden.webhook import controller as controller_cli
-from fieldwarden.webhook import serve as serve_cli
-from fieldwarden.webhook.controller import gate_settings
-from fieldwarden.webhook.serve import load_settings
+from fieldwarden.webhook.gate import process as controller_cli
+from fieldwarden.webhook.server import serve as serve_cli
+from fieldwarden.webhook.gate.process import gate_settings
+from fieldwarden.webhook.server.serve import load_settings
 from tests.helm.chart import (
     CHART, KUBE_VERSIONS, NAMESPACE, REPO, Obj, chart, deployments, notes, of_kind, one, render, render_manifests,
     values_schema, webhooks,

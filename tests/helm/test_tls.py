@@ -19,8 +19,8 @@ from typing import Iterator
 import pytest
 from cryptography import x509
 
-from fieldwarden.webhook.certs import ensure_certificates
-from fieldwarden.webhook.tls import ReloadingContext
+from fieldwarden.webhook.server.certs import ensure_certificates
+from fieldwarden.webhook.server.tls import ReloadingContext
 from tests.helm.chart import NAMESPACE, Obj, of_kind, one, render, render_upgrade, secret_text, webhooks
 from tests.webhook.fake_apiserver import SECRET, FakeApiServer
 from tests.webhook.kubeconfig import kubeconfig_text

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fieldwarden.policies.draft import Draft
-from fieldwarden.webhook.patch import diff
+from fieldwarden.webhook.server.patch import diff
 from tests.webhook.samples import review
 
 

@@ -15,8 +15,8 @@ import json
 from typing import Any
 
 from fieldwarden.policies.config import Settings
-from fieldwarden.webhook.handlers import admit
-from fieldwarden.webhook.inventory import StaticInventory
+from fieldwarden.webhook.server.handlers import admit
+from fieldwarden.webhook.inventory.sources import StaticInventory
 from tests.webhook.samples import JSON, encode, patched, review
 
 GATE = "InPlaceUpdateReady"

@@ -1,0 +1,1 @@
+"""The readiness-gate controller and the in-place image update protocol that rely on the gate."""

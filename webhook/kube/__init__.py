@@ -1,0 +1,1 @@
+"""The edge to the Kubernetes API shared by the inventory and the gate controller."""

@@ -1,0 +1,1 @@
+"""The admission webhook: AdmissionReview in, decision out, served by gunicorn over TLS."""

@@ -1,0 +1,111 @@
+"""The Flask application: HTTP in and out around `handlers.admit`.
+
+- `POST /mutate`, `POST /validate`: AdmissionReview in, AdmissionReview out (or a 4xx
+  with a JSON Status body when the request is not a usable AdmissionReview);
+- `GET /healthz`: 200 while the process answers;
+- `GET /readyz`: 200 once the autoscaler inventory finished its first sync, else 503;
+- `GET /metrics`: Prometheus text.
+
+Every error is JSON; a 500 (a bug outside the admission core, which allows requests
+rather than fail) carries no internals, only "internal error", and logs the traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Mapping
+
+import orjson
+
+from flask import Flask, Response, request
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+
+from ...policies.config import Settings
+from . import logs
+from .handlers import MUTATE, VALIDATE, Endpoint, admit
+from ..inventory.sources import Inventory
+from .metrics import CONTENT_TYPE, METRICS
+from .response import error_body
+
+
+def create_app(settings: Settings, inventory: Inventory) -> Flask:
+    """The webhook application for these settings and this autoscaler inventory."""
+    logs.configure()
+    app = Flask("fieldwarden.webhook")
+    limit = settings.webhook.max_request_bytes
+    app.config["MAX_CONTENT_LENGTH"] = limit  # (for whatever Werkzeug reads itself; `_body` keeps to it too)
+
+    def review(endpoint: Endpoint) -> Response:
+        environ = request.environ  # (not Werkzeug's request properties: they cost ~6 us a request)
+        status, answer = admit(_body(environ, limit), environ.get("CONTENT_TYPE", ""), endpoint, settings, inventory)
+        return _json(answer, status)
+
+    @app.post("/mutate")
+    def mutate() -> Response:
+        return review(MUTATE)
+
+    @app.post("/validate")
+    def validate() -> Response:
+        return review(VALIDATE)
+
+    @app.get("/healthz")
+    def healthz() -> Response:
+        return _json({"status": "ok"}, 200)
+
+    @app.get("/readyz")
+    def readyz() -> Response:
+        ready = inventory.ready()
+        state = {"status": "ok" if ready else "inventory not synced", "inventory": inventory.describe()}
+        return _json(state, 200 if ready else 503)
+
+    @app.get("/metrics")
+    def metrics() -> Response:
+        text = METRICS.render(inventory.describe(), inventory.ready(), inventory.stale())
+        return Response(text, 200, content_type=CONTENT_TYPE)
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> Response:
+        status = exc.code or 500
+        logs.event("http error", logging.WARNING, status=status, path=request.path, method=request.method)
+        return _json(error_body(status, exc.description or exc.name), status)
+
+    @app.errorhandler(Exception)
+    def internal_error(exc: Exception) -> Response:
+        logs.event("unhandled error", logging.ERROR, exc_info=True, path=request.path)
+        return _json(error_body(500, "internal error"), 500)
+
+    return app
+
+
+def _body(environ: Mapping[str, Any], limit: int) -> bytes:
+    """The request body; over `limit` bytes, a 413 (before any of it is read when declared).
+
+    A declared length is read straight from the server's stream, which ends there. A
+    body without one (chunked) is read until the server ends the stream, if the server
+    says it does (`wsgi.input_terminated`, as gunicorn does); otherwise there is no body
+    to read safely, as Werkzeug also decides.
+    """
+    stream = environ["wsgi.input"]
+    declared = environ.get("CONTENT_LENGTH")
+    if declared and declared.isdigit():
+        length = int(declared)
+        if length > limit:
+            raise RequestEntityTooLarge()
+        return stream.read(length) if length else b""
+    if not environ.get("wsgi.input_terminated"):
+        return b""
+    chunks: list[bytes] = []
+    received = 0
+    while received <= limit:
+        chunk = stream.read(limit + 1 - received)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        received += len(chunk)
+    if received > limit:
+        raise RequestEntityTooLarge()
+    return b"".join(chunks)
+
+
+def _json(data: Any, status: int) -> Response:
+    return Response(orjson.dumps(data), status, mimetype="application/json")

@@ -1,0 +1,251 @@
+"""`fieldwarden serve`: the admission webhook over HTTPS, served by gunicorn.
+
+Everything that can be wrong is checked here, in the master process, before gunicorn
+starts: the policy configuration (against the shipped JSON Schema), the certificate
+folder (a CA and serving certificate are made when it has none), the inventory file.
+Each gunicorn worker then builds the Flask app and starts the inventory after the fork.
+
+Which autoscaler inventory:
+1. `--inventory FILE`: the HPAs / ScaledObjects / VPAs in that file;
+2. else a cluster, when there is one to talk to (`--kubeconfig`, $KUBECONFIG,
+   ~/.kube/config, or the in-cluster service account): list + watch;
+3. else none: an empty inventory, said so at startup (autoscaler protection is off).
+
+Bind address: `--bind`, else $FIELDWARDEN_BIND, else 0.0.0.0:8443 inside a pod (the
+API server reaches it through a Service) and 127.0.0.1:8443 anywhere else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from ...policies.config import ConfigError, Settings, parse_config_text, validate
+from ..inventory.sources import FileInventory, Inventory, InventoryError, StaticInventory
+
+LOCAL_BIND = "127.0.0.1:8443"
+CLUSTER_BIND = "0.0.0.0:8443"
+SERVICE_ACCOUNT_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
+# Debug and info log lines (an admitted request's) are written at most this late, in batches;
+# warnings and errors at once (logs.JsonLinesHandler says why).
+LOG_BATCH_SECONDS = 0.2
+
+
+class ServeError(Exception):
+    """A startup problem, worded for the person starting the server."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `fieldwarden serve`."""
+    parser.add_argument("--bind", metavar="HOST:PORT",
+                        help=f"address to listen on (default: {CLUSTER_BIND} in a pod, {LOCAL_BIND} elsewhere)")
+    parser.add_argument("--cert-dir", metavar="DIR", type=Path,
+                        help="folder with tls.crt and tls.key; when it has none, a CA (ca.crt) and a serving "
+                             "certificate are generated into it (default: $XDG_STATE_HOME/fieldwarden/tls)")
+    parser.add_argument("--dns-name", metavar="NAME", action="append", default=[],
+                        help="extra name (or IP) for a generated certificate, e.g. fieldwarden.fieldwarden.svc "
+                             "(repeatable; localhost and 127.0.0.1 are always in)")
+    parser.add_argument("--config", metavar="FILE", type=Path,
+                        help="policy configuration (.fieldwarden.yaml or pyproject.toml)")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--inventory", metavar="FILE", type=Path,
+                        help="YAML/JSON file of HPA / ScaledObject / VPA manifests: the autoscalers, with no cluster")
+    source.add_argument("--kubeconfig", metavar="FILE", type=Path,
+                        help="watch the HPAs and VPAs of this cluster (default: $KUBECONFIG, ~/.kube/config, "
+                             "or the in-cluster service account)")
+    parser.add_argument("--context", metavar="NAME", help="the kubeconfig context to use")
+    parser.add_argument("--workers", type=_positive, metavar="N", help="gunicorn worker processes (default 2)")
+    parser.add_argument("--threads", type=_positive, metavar="N", help="threads per worker (default 4)")
+    parser.add_argument("--tls-reload-seconds", type=float, metavar="S", default=None,
+                        help="how often the certificate files are checked for rotation (default 5)")
+    parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default=None)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check everything, print where the server is, and serve until SIGTERM / SIGINT."""
+    try:
+        import cryptography  # noqa: F401
+        import flask  # noqa: F401
+        import gunicorn  # type: ignore[import-untyped]  # noqa: F401
+    except ImportError as exc:
+        print(f"fieldwarden: serve needs the webhook extra: pip install 'fieldwarden[webhook]' ({exc})",
+              file=sys.stderr)
+        return 2
+    from .certs import CertError, ensure_certificates
+
+    try:
+        settings = load_settings(args.config)
+        cert_dir = (args.cert_dir or default_cert_dir()).absolute()
+        certs = ensure_certificates(cert_dir, args.dns_name)
+        inventory = choose_inventory(args, settings)
+    except (ConfigError, CertError, InventoryError, ServeError) as exc:
+        print(f"fieldwarden: {exc}", file=sys.stderr)
+        return 2
+    bind = args.bind or default_bind()
+    options: dict[str, Any] = {"bind": [bind], "certfile": str(certs.cert), "keyfile": str(certs.key)}
+    for name in ("workers", "threads"):
+        if getattr(args, name) is not None:
+            options[name] = getattr(args, name)
+    if args.log_level:
+        options["loglevel"] = args.log_level
+    if args.tls_reload_seconds is not None:
+        from . import gunicorn_conf
+
+        gunicorn_conf.tls_reload_seconds = args.tls_reload_seconds
+
+    if certs.generated:
+        print(f"fieldwarden: generated a CA and a serving certificate in {cert_dir}")
+    describe = inventory.describe()
+    print(f"fieldwarden: autoscaler inventory: {describe['source']} ({describe['size']} autoscalers)")
+    url = f"https://{_client_host(bind)}"
+    ca = f"--cacert {certs.ca} " if certs.ca else ""
+    print(f"fieldwarden: serving {url} (POST /mutate, /validate; GET /healthz, /readyz, /metrics)")
+    print(f"fieldwarden: try: curl {ca}{url}/healthz", flush=True)
+
+    log_level = args.log_level or os.environ.get("FIELDWARDEN_LOG_LEVEL")
+
+    def make_app() -> Any:
+        import gc
+
+        from . import logs
+        from .app import create_app
+
+        if log_level and log_level.lower() in ("debug", "info", "warning", "error", "critical"):
+            logs.configure(level=log_level)  # the admission lines follow the level gunicorn's own lines use
+        logs.configure(batch_seconds=LOG_BATCH_SECONDS)
+        inventory.start()
+        app = create_app(settings, inventory)
+        gc.freeze()  # the startup heap is permanent: full collections stop walking it per request
+        return app
+
+    return serve_wsgi(make_app, options, on_worker_exit=inventory.stop)
+
+
+def load_settings(path: Path | None) -> Settings:
+    """The policy configuration in `path` (validated), or the defaults."""
+    if path is None:
+        return Settings()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the configuration: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: the configuration is not UTF-8 text") from None
+    data = parse_config_text(text, str(path))
+    validate(data, str(path))
+    return Settings(data, str(path))
+
+
+def default_bind() -> str:
+    """$FIELDWARDEN_BIND, else all interfaces in a pod (behind a Service), else loopback only."""
+    return os.environ.get("FIELDWARDEN_BIND") or (CLUSTER_BIND if in_pod() else LOCAL_BIND)
+
+
+def default_cert_dir() -> Path:
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "fieldwarden" / "tls"
+
+
+def in_pod() -> bool:
+    """Running in a Kubernetes pod (the kubelet sets this variable in every container)."""
+    return bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+
+
+def in_cluster() -> bool:
+    """Running in a pod with a service account (the kubernetes client's own test)."""
+    return in_pod() and SERVICE_ACCOUNT_TOKEN.is_file()
+
+
+def choose_inventory(args: argparse.Namespace, settings: Settings) -> Inventory:
+    """The autoscaler inventory the options and the environment ask for (see the module doc)."""
+    if args.inventory is not None:
+        return FileInventory(args.inventory, settings.default_namespace)
+    inventory = None
+    kubeconfig = cluster_kubeconfig(args.kubeconfig)
+    if kubeconfig is not None or in_cluster() or args.context is not None:
+        inventory = _cluster_inventory(kubeconfig, args.context, settings)
+    if inventory is None:
+        print("fieldwarden: notice: no --inventory file and no cluster (kubeconfig or in-cluster service "
+              "account): the autoscaler inventory is empty, so replicas and resources are not protected",
+              file=sys.stderr)
+        return StaticInventory((), settings.default_namespace, source="empty")
+    return inventory
+
+
+def cluster_kubeconfig(explicit: Path | None) -> str | None:
+    """The kubeconfig to use: --kubeconfig, else $KUBECONFIG, else ~/.kube/config outside a pod.
+
+    None when there is none: the in-cluster service account then, if any.
+    """
+    if explicit is not None:
+        return str(explicit)
+    if os.environ.get("KUBECONFIG"):
+        return os.environ["KUBECONFIG"]  # the client merges a path list itself
+    default = Path.home() / ".kube" / "config"
+    return str(default) if default.is_file() and not in_cluster() else None
+
+
+def _cluster_inventory(kubeconfig: str | None, context: str | None, settings: Settings) -> Inventory | None:
+    try:
+        from ..inventory.cluster import from_environment
+    except ImportError as exc:
+        raise ServeError(f"watching a cluster needs the webhook extra: pip install 'fieldwarden[webhook]' "
+                         f"({exc}); or pass --inventory FILE") from None
+    try:
+        return from_environment(settings.default_namespace, kubeconfig=kubeconfig, context=context)
+    except Exception as exc:  # the kubernetes client's configuration errors share no base class
+        raise ServeError(f"cannot use the cluster of {kubeconfig or 'the in-cluster service account'}: "
+                         f"{exc}") from None
+
+
+def _client_host(bind: str) -> str:
+    host, _, port = bind.rpartition(":")
+    if host in ("0.0.0.0", "", "[::]", "::"):
+        host = "localhost"
+    return f"{host}:{port}"
+
+
+def serve_wsgi(make_app: Callable[[], Any], options: Mapping[str, Any],
+               on_worker_exit: Callable[[], None] | None = None) -> int:
+    """Run gunicorn with webhook/server/gunicorn_conf.py's settings, `options` laid over them.
+
+    `make_app` runs in each worker after the fork. Returns gunicorn's exit status (0
+    after a graceful SIGTERM / SIGINT shutdown).
+    """
+    from gunicorn.app.base import BaseApplication  # type: ignore[import-untyped]
+
+    from . import gunicorn_conf
+
+    settings = {**gunicorn_conf.settings(), **options}
+
+    class Server(BaseApplication):  # type: ignore[misc]
+        def load_config(self) -> None:
+            for name, value in settings.items():
+                if name in self.cfg.settings and value is not None:  # older gunicorns lack some
+                    self.cfg.set(name, value)
+
+        def load(self) -> Any:
+            return make_app()
+
+        def on_worker_exit(self) -> None:
+            if on_worker_exit is not None:
+                on_worker_exit()
+
+    try:
+        Server().run()
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return 0
