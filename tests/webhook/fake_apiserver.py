@@ -56,19 +56,27 @@ A fake kubelet (`tests/webhook/fake_kubelet.py`, `api.kubelet`) runs in a backgr
 thread and plays a node: it starts created pods, restarts containers whose image
 changed, and keeps `Ready` computed from containers and readiness gates.
 
+Every request's `User-Agent` header is recorded (`Call.user_agent`), as are its query
+parameters (`Call.params`: a write's `fieldManager` among them; `Call.field_manager`).
+
 Not modelled: authentication/authorization, admission webhooks, server-side apply
-(`application/apply-patch+yaml` answers 415), managedFields, pagination (`limit` is
-ignored, no `continue`), `resourceVersionMatch`/`sendInitialEvents`, graceful deletion
-(DELETE removes at once), finalizers, deletecollection, the other pod subresources
-(binding, eviction, ephemeralcontainers, resize, log: 404), generateName collisions,
-name validation, the gated-pod nodeSelector/affinity relaxations of ValidatePodUpdate.
+(`application/apply-patch+yaml` answers 415), managedFields (the `fieldManager` parameter
+is recorded, neither validated nor stored), pagination (`limit` is ignored, no
+`continue`), `resourceVersionMatch`/`sendInitialEvents`, graceful deletion (DELETE
+removes at once), finalizers, deletecollection, the other pod subresources (binding,
+eviction, ephemeralcontainers, resize, log: 404), generateName collisions, name
+validation, the gated-pod nodeSelector/affinity relaxations of ValidatePodUpdate, a
+restarting server's 429s while its watch cache fills.
 
 Test controls: `apply` (add or modify any object as is), `delete`, `add_pod`, `pod`,
 `pods`, `get`, `wait_for_pod`, `compact`, `bookmark`, `drop_watches` (cut open watch
-connections mid-stream), `set_unavailable` (503 for everything), `install_crd` /
-`remove_crd`; `calls` records every HTTP request (method, path, content type, parsed
-body, answer); `writes(...)` filters the HTTP writes; `kubelet.writes` holds the fake
-kubelet's writes, which are not HTTP calls.
+connections mid-stream), `set_unavailable` (503 for everything), `crash` and `restart`
+(the process goes away, so connections are reset and refused; then it listens on the
+same port again with a new watch cache: every resumed watch is 410 Gone), `hold_lists`
+(list requests wait until released: a slow server; `lists_waiting` counts them),
+`install_crd` / `remove_crd`; `calls` records every HTTP request (method, path, content
+type, parsed body, answer, User-Agent); `writes(...)` filters the HTTP writes;
+`kubelet.writes` holds the fake kubelet's writes, which are not HTTP calls.
 """
 
 from __future__ import annotations
@@ -172,6 +180,12 @@ class Call(NamedTuple):
     namespace: str | None = None
     name: str | None = None
     subresource: str | None = None
+    user_agent: str | None = None  # the request's User-Agent header
+
+    @property
+    def field_manager(self) -> str | None:
+        """The `fieldManager` query parameter (writes name themselves with it)."""
+        return self.params.get("fieldManager")
 
 
 class Event(NamedTuple):
@@ -848,12 +862,14 @@ class FakeApiServer:
         self._generation = 0  # bumped by drop_watches(): older watch streams are cut
         self._bookmarks = 0  # bumped by bookmark()
         self._closing = False
+        self._down = False  # crash() until restart(): nothing listens on the port
+        self._lists_held = False
+        self.lists_waiting = 0  # list requests held by hold_lists() now
+        self._connections: set[socket.socket] = set()  # open client connections, reset by crash()
         self._random = random.Random()
         self.kubelet = FakeKubelet(self, enabled=kubelet, start_delay=kubelet_start_delay,
                                    restart_delay=kubelet_restart_delay)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._listen(0)
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -867,9 +883,22 @@ class FakeApiServer:
             self._closing = True
             self._cond.notify_all()
         self.kubelet.stop()
+        if not self._down:
+            self._stop_listening()
+
+    def _listen(self, port: int) -> None:
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))  # (SO_REUSEADDR: a restart rebinds)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def _stop_listening(self) -> None:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(5)
+
+    def _connection(self, connection: socket.socket, alive: bool) -> None:
+        with self._cond:
+            (self._connections.add if alive else self._connections.discard)(connection)
 
     @property
     def url(self) -> str:
@@ -996,6 +1025,55 @@ class FakeApiServer:
             self._unavailable = unavailable
             if unavailable:
                 self._generation += 1
+            self._cond.notify_all()
+
+    def crash(self) -> None:
+        """The API server process goes away: open connections are reset and new ones refused
+        (nothing listens on the port) until `restart()`. The store survives, as etcd does."""
+        with self._cond:
+            if self._down:
+                return
+            self._down = True
+            self._generation += 1  # open watch streams end
+            self._cond.notify_all()
+        self._stop_listening()
+        with self._cond:
+            connections = list(self._connections)
+        for connection in connections:  # kept-alive connections die with the process
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def restart(self) -> None:
+        """Listen again on the same port, as a freshly started API server. Its first writes (its
+        identity Lease, the `kubernetes` Endpoints: objects this fake does not keep) move the
+        resourceVersion on, and its watch cache begins there, so a watch resumed from any
+        resourceVersion seen before is 410 Gone (the way `gone_as_http` says); lists work."""
+        port = self._server.server_port
+        with self._cond:
+            if not self._down:
+                raise RuntimeError("restart() follows crash()")
+            self._version += 1
+            self._floor = self._version
+            self._history.clear()
+        for attempt in range(50):
+            try:
+                self._listen(port)
+                break
+            except OSError:  # (the old socket not released yet)
+                if attempt == 49:
+                    raise
+                time.sleep(0.02)
+        with self._cond:
+            self._down = False
+        self._thread.start()
+
+    def hold_lists(self, held: bool = True) -> None:
+        """While held, list requests (not watches, not single GETs) wait, then answer what is stored
+        when released: a slow API server."""
+        with self._cond:
+            self._lists_held = held
             self._cond.notify_all()
 
     def install_crd(self) -> None:
@@ -1294,6 +1372,7 @@ class FakeApiServer:
         is_watch = params.get("watch", "").lower() in ("true", "1")
         version = params.get("resourceVersion")
         content_type = handler.headers.get("Content-Type")
+        user_agent = handler.headers.get("User-Agent")
         raw = self._read_body(handler) if method != "GET" else b""
         body: Any = None
         body_error: str | None = None
@@ -1306,7 +1385,7 @@ class FakeApiServer:
         def answer(code: int, payload: dict[str, Any]) -> None:
             self.calls.append(Call(collection, is_watch, version, params, code, method, parts.path, content_type, body,
                                    route.namespace if route else None, route.name if route else None,
-                                   route.subresource if route else None))
+                                   route.subresource if route else None, user_agent))
             data = json.dumps(payload).encode()
             handler.send_response(code)
             handler.send_header("Content-Type", "application/json")
@@ -1329,6 +1408,10 @@ class FakeApiServer:
                     raise bad_request(body_error)
                 if method == "GET" and not is_watch:
                     if route.name is None:
+                        self.lists_waiting += 1
+                        while self._lists_held and not self._closing:
+                            self._cond.wait()
+                        self.lists_waiting -= 1
                         return answer(200, self._list(collection, self._scope(info, route.namespace, params, None)))
                     stored = self._objects[collection].get((route.namespace or "", route.name))
                     if stored is None:
@@ -1361,7 +1444,7 @@ class FakeApiServer:
             if gone and self.gone_as_http:
                 return answer(410, status(410, "Expired", f"too old resource version: {start} ({self._floor})"))
             self.calls.append(Call(collection, True, version, params, 200, method, parts.path, content_type, body,
-                                   route.namespace, route.name, route.subresource))
+                                   route.namespace, route.name, route.subresource, user_agent))
             generation, bookmarks = self._generation, self._bookmarks
             if start is None:  # no resourceVersion: synthetic ADDED for what exists, then changes
                 initial = [{"type": "ADDED", "object": self._wire(collection, o, False)}
@@ -1461,6 +1544,14 @@ def _handler(fake: FakeApiServer) -> type[BaseHTTPRequestHandler]:
             # Headers and body go out in separate writes: without this, Nagle's algorithm
             # and the client's delayed ACK stall every keep-alive request by ~40 ms.
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            fake._connection(self.connection, True)
+
+        def finish(self) -> None:
+            fake._connection(self.connection, False)
+            try:
+                super().finish()
+            except OSError:  # (a connection crash() reset)
+                pass
 
         def _run(self, method: str) -> None:
             try:

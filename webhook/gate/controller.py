@@ -38,6 +38,7 @@ from ..kube.reflector import Backoff, Reflector
 log = logging.getLogger(__name__)
 
 PodKey = tuple[str, str]  # (namespace, name)
+FIELD_MANAGER = "fieldwarden-controller"  # its status writes, and its Lease's
 MARK_MESSAGE = "set by fieldwarden: the pod is not in an in-place update"
 
 
@@ -112,7 +113,7 @@ class GateController:
         self.is_leader = is_leader
         self.metrics = metrics or ControllerMetrics()
         self.retry_backoff = retry_backoff
-        self.pods = Pods(api_client, request_timeout)
+        self.pods = Pods(api_client, request_timeout, field_manager=FIELD_MANAGER)
         self.queue = WorkQueue()
         self._workers = workers
         self._lock = threading.Lock()

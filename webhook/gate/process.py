@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     """Run until SIGTERM / SIGINT; 2 when it cannot start."""
     from ..server import logs
     from .metrics import ControllerMetrics
-    from .controller import GateController
+    from .controller import FIELD_MANAGER, GateController
     from ..kube.api import Leases, NoCluster, connect, current_namespace
     from .leader import LeaderElection
     from ..server.serve import load_settings
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         condition_type, selector = gate_settings(settings)
         if args.workers < 1:
             raise ValueError("--workers must be at least 1")
-        api_client = connect(args.kubeconfig, args.context, "the controller")
+        api_client = connect(args.kubeconfig, args.context, "the controller", program="controller")
     except (ConfigError, NoCluster, ValueError) as exc:
         print(f"fieldwarden: {exc}", file=sys.stderr)
         return 2
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     holder: dict[str, Any] = {}
     try:
         election = LeaderElection(
-            Leases(api_client), namespace, args.lease_name, args.identity,
+            Leases(api_client, field_manager=FIELD_MANAGER), namespace, args.lease_name, args.identity,
             lease_duration=args.lease_duration, renew_deadline=args.renew_deadline, retry_period=args.retry_period,
             on_started_leading=lambda: holder["controller"].started_leading(),
         )

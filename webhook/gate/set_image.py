@@ -15,6 +15,8 @@ from pathlib import Path
 
 from ...policies.config import ConfigError
 
+FIELD_MANAGER = "fieldwarden-set-image"
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `fieldwarden set-image`."""
@@ -68,13 +70,13 @@ def run(args: argparse.Namespace) -> int:
         if args.grace_period < 0 or args.timeout <= 0:
             raise ValueError("--grace-period must be >= 0 and --timeout > 0")
         condition_type, _ = gate_settings(load_settings(args.config))
-        api_client = connect(args.kubeconfig, args.context, "set-image")
+        api_client = connect(args.kubeconfig, args.context, "set-image", program="set-image")
     except (ValueError, ConfigError, NoCluster) as exc:
         print(f"fieldwarden: {exc}", file=sys.stderr)
         return 2
     namespace = args.namespace or current_namespace(args.kubeconfig, args.context)
     options = Options(condition_type, args.grace_period, args.timeout)
-    pods = Pods(api_client)
+    pods = Pods(api_client, field_manager=FIELD_MANAGER)
 
     def say(line: str) -> None:
         print(f"fieldwarden: {line}", flush=True)

@@ -11,7 +11,9 @@ picked up (and one deleted later empties the VPA side).
 `ready()` turns true once HPAs were listed and VPAs were listed or found absent, and
 stays true. `stale()` is true while either collection has had no successful list or
 watch activity (a list, a watch connection opened, an event, a watch that ended
-cleanly) for `stale_after` seconds; what a request does then is the webhook's choice.
+cleanly) for `stale_after` seconds, and while either waits for a relist after a 410 Gone
+(changes were missed: a restarted API server answers every resumed watch so); what a
+request does then is the webhook's choice.
 
 Writes happen under a lock, and the index handed to readers is an AutoscalerIndex
 whose reads and writes are atomic (`_SynchronizedIndex`), so a request never sees an
@@ -139,10 +141,11 @@ class ClusterInventory:
 
     def stale(self) -> bool:
         age = self._age()
-        return age is None or age > self.stale_after
+        return age is None or age > self.stale_after or any(r.relist_pending for r in self._reflectors.values())
 
     def describe(self) -> dict[str, Any]:
-        """Size, age (seconds since the least recently active collection was last heard from) and state."""
+        """Size, age (seconds since the least recently active collection was last heard from) and state;
+        `relisting`: the collections whose watch expired and that wait for a relist."""
         vpa = self._reflectors["vpa"].present
         versions = {name: r.resource_version for name, r in self._reflectors.items()}
         return {
@@ -153,6 +156,7 @@ class ClusterInventory:
             "stale": self.stale(),
             "vpa_crd": {None: "unknown", True: "present", False: "absent"}[vpa],
             "resource_versions": versions,
+            "relisting": sorted(name for name, r in self._reflectors.items() if r.relist_pending),
         }
 
     def start(self) -> None:
@@ -232,7 +236,7 @@ def from_environment(
     or ~/.kube/config); None when there is neither. A kubeconfig or context named
     explicitly must load: its errors are raised. `options` go to ClusterInventory.
     """
-    api_client = load_api_client(kubeconfig, context)
+    api_client = load_api_client(kubeconfig, context, program="webhook")
     if api_client is None:
         return None
     return ClusterInventory(api_client, default_namespace, **options)

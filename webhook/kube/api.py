@@ -5,11 +5,17 @@ raw JSON (`_preload_content=False`) so that the code deciding things works on pl
 dicts, as the webhook's rules do; patches say their content type explicitly (recent
 clients default to JSON Patch). Errors stay `kubernetes.client.ApiException`;
 `api_message` words one for a person.
+
+Every client says who it is: a User-Agent `fieldwarden/<version> (<program>)` (audit logs,
+API Priority and Fairness) set where the client is made, and every write a field manager
+(managedFields: who owns what), set where its `Pods` or `Leases` is made; the client's
+defaults would be `OpenAPI-Generator` for both.
 """
 
 from __future__ import annotations
 
 import json
+from importlib import metadata
 from typing import Any, Iterator
 
 from kubernetes import client, config, watch
@@ -19,10 +25,21 @@ from ..gate.condition import STRATEGIC_MERGE
 CONFLICT = 409
 NOT_FOUND = 404
 GONE = 410
+DEFAULT_FIELD_MANAGER = "fieldwarden"
 
 
-def load_api_client(kubeconfig: str | None = None, context: str | None = None) -> client.ApiClient | None:
-    """An ApiClient for the cluster this process runs in or its kubeconfig points at.
+def user_agent(program: str) -> str:
+    """`fieldwarden/<version> (<program>)`, the version from the installed package's metadata."""
+    try:
+        version = metadata.version("fieldwarden")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    return f"fieldwarden/{version} ({program})"
+
+
+def load_api_client(kubeconfig: str | None = None, context: str | None = None, *,
+                    program: str) -> client.ApiClient | None:
+    """An ApiClient for the cluster this process runs in or its kubeconfig points at, saying it is `program`.
 
     In-cluster configuration (service account) first, then the kubeconfig (`KUBECONFIG`
     or ~/.kube/config); None when there is neither. A kubeconfig or context named
@@ -39,17 +56,19 @@ def load_api_client(kubeconfig: str | None = None, context: str | None = None) -
                 return None
     else:
         config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)
-    return client.ApiClient(configuration)
+    api_client = client.ApiClient(configuration)
+    api_client.user_agent = user_agent(program)
+    return api_client
 
 
 class NoCluster(Exception):
     """No cluster to talk to, or a kubeconfig that does not load; worded for the user."""
 
 
-def connect(kubeconfig: str | None, context: str | None, who: str) -> client.ApiClient:
+def connect(kubeconfig: str | None, context: str | None, who: str, *, program: str) -> client.ApiClient:
     """`load_api_client`, for a command that cannot work without a cluster: NoCluster otherwise."""
     try:
-        api_client = load_api_client(kubeconfig, context)
+        api_client = load_api_client(kubeconfig, context, program=program)
     except Exception as exc:  # the client's configuration errors share no base class (YAML, keys, files)
         raise NoCluster(f"{who}: the kubeconfig does not load: {type(exc).__name__}: {exc}") from None
     if api_client is None:
@@ -94,11 +113,13 @@ def _json(response: Any) -> dict[str, Any]:
 
 
 class Pods:
-    """Pods of one cluster: read, list, watch, patch (the object and its status subresource)."""
+    """Pods of one cluster: read, list, watch, patch (the object and its status subresource) as `field_manager`."""
 
-    def __init__(self, api_client: client.ApiClient, request_timeout: float = 30.0) -> None:
+    def __init__(self, api_client: client.ApiClient, request_timeout: float = 30.0, *,
+                 field_manager: str = DEFAULT_FIELD_MANAGER) -> None:
         self.core = client.CoreV1Api(api_client)
         self.request_timeout = request_timeout
+        self.field_manager = field_manager
 
     def get(self, namespace: str, name: str) -> dict[str, Any]:
         return _json(self.core.read_namespaced_pod(
@@ -111,13 +132,13 @@ class Pods:
 
     def patch(self, namespace: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
         return _json(self.core.patch_namespaced_pod(
-            name, namespace, body, _content_type=STRATEGIC_MERGE, _preload_content=False,
-            _request_timeout=self.request_timeout))
+            name, namespace, body, field_manager=self.field_manager, _content_type=STRATEGIC_MERGE,
+            _preload_content=False, _request_timeout=self.request_timeout))
 
     def patch_status(self, namespace: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
         return _json(self.core.patch_namespaced_pod_status(
-            name, namespace, body, _content_type=STRATEGIC_MERGE, _preload_content=False,
-            _request_timeout=self.request_timeout))
+            name, namespace, body, field_manager=self.field_manager, _content_type=STRATEGIC_MERGE,
+            _preload_content=False, _request_timeout=self.request_timeout))
 
     def watch_one(self, namespace: str, name: str, resource_version: str, seconds: int) -> Iterator[tuple[str, dict[str, Any]]]:
         """(event type, pod) for the changes of one pod after `resource_version`, for up to `seconds`."""
@@ -133,11 +154,13 @@ class Pods:
 
 
 class Leases:
-    """coordination.k8s.io/v1 Leases: read, create, replace (optimistic: resourceVersion must match)."""
+    """coordination.k8s.io/v1 Leases: read, create, replace (optimistic: resourceVersion must match) as `field_manager`."""
 
-    def __init__(self, api_client: client.ApiClient, request_timeout: float = 10.0) -> None:
+    def __init__(self, api_client: client.ApiClient, request_timeout: float = 10.0, *,
+                 field_manager: str = DEFAULT_FIELD_MANAGER) -> None:
         self.coordination = client.CoordinationV1Api(api_client)
         self.request_timeout = request_timeout
+        self.field_manager = field_manager
 
     def get(self, namespace: str, name: str) -> dict[str, Any] | None:
         try:
@@ -150,8 +173,10 @@ class Leases:
 
     def create(self, namespace: str, lease: dict[str, Any]) -> dict[str, Any]:
         return _json(self.coordination.create_namespaced_lease(
-            namespace, lease, _preload_content=False, _request_timeout=self.request_timeout))
+            namespace, lease, field_manager=self.field_manager, _preload_content=False,
+            _request_timeout=self.request_timeout))
 
     def replace(self, namespace: str, name: str, lease: dict[str, Any]) -> dict[str, Any]:
         return _json(self.coordination.replace_namespaced_lease(
-            name, namespace, lease, _preload_content=False, _request_timeout=self.request_timeout))
+            name, namespace, lease, field_manager=self.field_manager, _preload_content=False,
+            _request_timeout=self.request_timeout))

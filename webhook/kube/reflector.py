@@ -8,9 +8,17 @@ A `Reflector` runs in a thread of its owner and calls back with what it learns:
 - a watch that ends (the server's timeoutSeconds) or breaks resumes from the last
   resourceVersion seen (an object's or a bookmark's): no relist;
 - `410 Gone` (an HTTP 410 on the watch request, or an ERROR event with code 410 in the
-  stream: the resourceVersion left the server's history) means relist, at once the
-  first time;
-- other errors reconnect after an exponential backoff with jitter, capped;
+  stream: the resourceVersion left the server's history, as it does for every watch a
+  restarted API server is asked to resume) means relist, at once; only a 410 again right
+  after that relist, before the watch brought anything, waits a backoff. Until the relist
+  is done `relist_pending` is true: what the owner holds may miss changes;
+- other errors reconnect after an exponential backoff with jitter, capped, counted from
+  the last time the server answered (a list, a watch opened, a 410), so an earlier outage
+  never lengthens the wait after the next one. After a refused connection (nothing
+  listens: the API server restarts, or its Service has no endpoints) the backoff is cut
+  short as soon as the address accepts a TCP connection again (tried every
+  `refused_probe` seconds: a refused connect costs nobody anything), so a server that
+  comes back is asked at once without asking a down one more often;
 - an `optional` collection (a CRD that may be absent) answering 404 is empty
   (`on_replace([], None)`), and is asked again every `absent_retry` seconds.
 
@@ -71,6 +79,7 @@ class Reflector:
         absent_retry: float = 30.0,
         request_timeout: float = 30.0,
         on_restart: Callable[[str], None] | None = None,
+        refused_probe: float = 0.25,
     ) -> None:
         self.name = name
         self.list_call = list_call
@@ -83,10 +92,13 @@ class Reflector:
         self.absent_retry = absent_retry
         self.request_timeout = request_timeout
         self.on_restart = on_restart or (lambda reason: None)
+        self.refused_probe = refused_probe
         self.resource_version: str | None = None
         self.synced = False  # listed (or found absent) at least once
         self.present: bool | None = None  # for an optional collection: None until first asked
-        self.failures = 0
+        self.relist_pending = False  # a 410 said the resourceVersion expired; no list since
+        self.failures = 0  # attempts in a row that got no answer from the server (or an error status)
+        self.expirations = 0  # 410s in a row with nothing watched in between
         self.last_activity: float | None = None  # time.monotonic()
         self._guard = threading.Lock()
         self._response: Any = None  # the open watch response, to cut on stop
@@ -108,24 +120,26 @@ class Reflector:
                 if self.stopping.is_set():
                     break
                 if error.status == GONE:
+                    self._answered()
+                    self.expirations += 1
+                    self.resource_version, self.relist_pending = None, True
                     log.info("%s: watch expired (410 Gone); relisting", self.name)
                     self.on_restart("expired")
-                    self.resource_version = None
-                    self._fail(first_is_free=True)
+                    if self.expirations > 1:  # expired again straight after a relist: do not spin
+                        self.stopping.wait(self.backoff.delay(self.expirations - 1, self._rng))
                 elif error.status == NOT_FOUND and self.optional:
+                    self._answered()
                     log.info("%s: went away (404); relisting", self.name)
                     self.on_restart("absent")
                     self.resource_version = None
                 else:
-                    log.warning("%s: API error %s %s", self.name, error.status, error.reason)
                     self.on_restart("error")
-                    self._fail()
+                    self._fail(f"API error {error.status} {error.reason}")
             except Exception as error:  # connection refused / reset, bad JSON...: reconnect
                 if self.stopping.is_set():
                     break
-                log.warning("%s: %s: %s", self.name, type(error).__name__, error)
                 self.on_restart("error")
-                self._fail()
+                self._fail(f"{type(error).__name__}: {error}", refused=_refused_address(error))
 
     def cut(self) -> None:
         """Shut the socket under an open watch, so that its blocked read returns now."""
@@ -143,11 +157,25 @@ class Reflector:
     def _touch(self) -> None:
         self.last_activity = time.monotonic()
 
-    def _fail(self, first_is_free: bool = False) -> None:
+    def _answered(self) -> None:
+        """The server answered: the next failure starts the backoff afresh."""
+        if self.failures:
+            log.info("%s: the API server answers again (after %d failed attempts)", self.name, self.failures)
+        self.failures = 0
+
+    def _fail(self, what: str, refused: tuple[str, int] | None = None) -> None:
+        """Count a failure and wait the backoff; after a refused connection, only until the address listens."""
         self.failures += 1
-        if first_is_free and self.failures == 1:
+        delay = self.backoff.delay(self.failures, self._rng)
+        log.warning("%s: %s (failure %d; retrying within %.1fs%s)", self.name, what, self.failures, delay,
+                    ", sooner once it listens again" if refused else "")
+        if refused is None:
+            self.stopping.wait(delay)
             return
-        self.stopping.wait(self.backoff.delay(self.failures, self._rng))
+        deadline = time.monotonic() + delay
+        while (left := deadline - time.monotonic()) > 0:
+            if self.stopping.wait(min(self.refused_probe, left)) or _listens(refused, self.refused_probe):
+                return
 
     def _relist(self) -> bool:
         """List and hand the collection over; False when it is optional and absent (then it is empty)."""
@@ -158,8 +186,10 @@ class Reflector:
                 raise
             if self.present is not False:
                 log.info("%s: absent (404); asking again every %ss", self.name, self.absent_retry)
+            self._answered()
             self.present, self.synced = False, True
             self.on_replace([], None)
+            self.relist_pending = False
             self._touch()
             return False
         try:
@@ -170,8 +200,10 @@ class Reflector:
         version = (body.get("metadata") or {}).get("resourceVersion")
         if not isinstance(version, str) or not version:
             raise ValueError(f"{self.name}: list without metadata.resourceVersion")
+        self._answered()
         self.on_replace(items, version)
         self.resource_version, self.present, self.synced = version, True, True
+        self.relist_pending = False
         self._touch()
         log.info("%s: listed %d at resourceVersion %s", self.name, len(items), version)
         return True
@@ -186,6 +218,7 @@ class Reflector:
                     response.close()
                     raise Stopped
                 self._response = response
+            self._answered()
             self._touch()
             return response
 
@@ -203,7 +236,7 @@ class Reflector:
         finally:
             with self._guard:
                 self._response = None
-        self.failures = 0
+        self.expirations = 0
         self._touch()
 
     def _apply(self, event: Mapping[str, Any]) -> None:
@@ -217,5 +250,35 @@ class Reflector:
             self.on_event(str(kind), obj)
         if isinstance(version, str) and version:
             self.resource_version = version  # objects and BOOKMARKs alike
-        self.failures = 0
+        self.expirations = 0
         self._touch()
+
+
+def _refused_address(error: BaseException) -> tuple[str, int] | None:
+    """(host, port) that refused the connection, if that is what failed; urllib3 chains the
+    socket's error under its own (MaxRetryError.reason, NewConnectionError.conn)."""
+    address = None
+    refused = False
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [error]
+    while todo:
+        current = todo.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        refused = refused or isinstance(current, ConnectionRefusedError)
+        connection = getattr(current, "conn", None)
+        host, port = getattr(connection, "host", None), getattr(connection, "port", None)
+        if address is None and isinstance(host, str) and isinstance(port, int):
+            address = (host, port)
+        reason = getattr(current, "reason", None)
+        todo.extend([reason if isinstance(reason, BaseException) else None, current.__cause__, current.__context__])
+    return address if refused else None
+
+
+def _listens(address: tuple[str, int], timeout: float) -> bool:
+    try:
+        socket.create_connection(address, timeout=timeout).close()
+    except OSError:
+        return False
+    return True

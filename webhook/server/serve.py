@@ -108,8 +108,11 @@ def run(args: argparse.Namespace) -> int:
 
     if certs.generated:
         print(f"fieldwarden: generated a CA and a serving certificate in {cert_dir}")
-    describe = inventory.describe()
-    print(f"fieldwarden: autoscaler inventory: {describe['source']} ({describe['size']} autoscalers)")
+    from ..inventory.notice import FirstSyncNotice, summary
+
+    print(f"fieldwarden: autoscaler inventory: {summary(inventory)}")  # a cluster's: "listing...", then the count
+    first_list = None if inventory.ready() else FirstSyncNotice(
+        lambda text: print(f"fieldwarden: autoscaler inventory: {text}", flush=True))
     url = f"https://{_client_host(bind)}"
     ca = f"--cacert {certs.ca} " if certs.ca else ""
     print(f"fieldwarden: serving {url} (POST /mutate, /validate; GET /healthz, /readyz, /metrics)")
@@ -127,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
             logs.configure(level=log_level)  # the admission lines follow the level gunicorn's own lines use
         logs.configure(batch_seconds=LOG_BATCH_SECONDS)
         inventory.start()
+        if first_list is not None:
+            first_list.watch(inventory)
         app = create_app(settings, inventory)
         gc.freeze()  # the startup heap is permanent: full collections stop walking it per request
         return app

@@ -8,13 +8,14 @@ wake on every change of the fake's store.
 from __future__ import annotations
 
 import threading
+import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 from kubernetes import client
 
 from fieldwarden.webhook.gate import condition as gate
-from fieldwarden.webhook.gate.controller import GateController
+from fieldwarden.webhook.gate.controller import FIELD_MANAGER, GateController
 from fieldwarden.webhook.kube.api import Leases
 from fieldwarden.webhook.gate.leader import LeaderElection
 from fieldwarden.webhook.kube.reflector import Backoff
@@ -25,10 +26,10 @@ from tests.webhook.waiting import eventually
 FAST = Backoff(initial=0.05, cap=0.2)
 
 
-def make(api: FakeApiServer, is_leader: Callable[[], bool] = lambda: True) -> GateController:
+def make(api: FakeApiServer, is_leader: Callable[[], bool] = lambda: True, backoff: Backoff = FAST) -> GateController:
     return GateController(
         client.ApiClient(client.Configuration(host=api.url)), condition_type=GATE, label_selector=LABEL_SELECTOR,
-        is_leader=is_leader, backoff=FAST, retry_backoff=FAST, watch_timeout=20, request_timeout=5.0,
+        is_leader=is_leader, backoff=backoff, retry_backoff=FAST, watch_timeout=20, request_timeout=5.0,
     )
 
 
@@ -67,6 +68,7 @@ def test_pods_present_before_the_start_and_created_after_it_are_marked() -> None
             ("PATCH", "/api/v1/namespaces/shop/pods/late/status"),
         ]
         for write in writes:
+            assert write.field_manager == FIELD_MANAGER == "fieldwarden-controller"
             assert write.content_type == gate.STRATEGIC_MERGE
             assert [c["type"] for c in write.body["status"]["conditions"]] == [GATE]  # never Ready
             assert write.body["metadata"]["resourceVersion"]  # the precondition
@@ -177,3 +179,14 @@ def test_an_unavailable_api_server_is_waited_out_and_the_backlog_marked() -> Non
         api.set_unavailable(False)
         api.wait_for_pod("shop", "during-outage", serving, timeout=10)
         assert controller.alive()
+
+
+def test_after_an_api_server_restart_a_new_pod_is_marked_within_2s() -> None:
+    with FakeApiServer() as api, running(api, backoff=Backoff()) as controller:  # the default backoff
+        eventually(lambda: len(api.watch_versions("pods")) == 1, "the watch is open")
+        api.crash()  # connections refused...
+        time.sleep(3.0)  # ...long enough for the backoff to reach 1.5-2 s between attempts
+        api.restart()  # ...then every resumed watch is 410 Gone
+        api.add_pod(gated_pod("after-restart"))  # only a relist shows it
+        api.wait_for_pod("shop", "after-restart", serving, timeout=2.0)
+        assert controller.metrics.watch_restarts("expired") == 1 and controller.alive()

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from fieldwarden.policies.config import Settings
 from fieldwarden.webhook.gate.process import gate_settings
+from fieldwarden.webhook.kube.api import user_agent
 from tests.webhook.fake_apiserver import LEASE, FakeApiServer
 from tests.webhook.kubeconfig import write_kubeconfig
 from tests.webhook.pods import gated_pod
@@ -67,6 +68,12 @@ def test_the_controller_process_marks_pods_serves_probes_and_releases_its_lease(
             process.send_signal(signal.SIGTERM)
             assert process.wait(15) == 0
             assert api.get(LEASE, "fieldwarden", "fieldwarden-controller")["spec"]["holderIdentity"] == ""
+            # Every request says which program sent it; every write (status, Lease) names its field manager.
+            assert {call.user_agent for call in api.calls} == {user_agent("controller")}
+            writes = [w for w in api.writes() if w.status < 300]
+            assert {(w.method, w.collection, w.subresource) for w in writes} >= {
+                ("PATCH", "pods", "status"), ("POST", LEASE, None), ("PUT", LEASE, None)}
+            assert {w.field_manager for w in api.writes()} == {"fieldwarden-controller"}
         finally:
             if process.poll() is None:
                 process.kill()

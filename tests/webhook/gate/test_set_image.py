@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from fieldwarden.webhook.gate import condition as gate
-from fieldwarden.webhook.gate.set_image import split_targets
+from fieldwarden.webhook.gate.controller import FIELD_MANAGER as CONTROLLER
+from fieldwarden.webhook.gate.set_image import FIELD_MANAGER, split_targets
+from fieldwarden.webhook.kube.api import user_agent
 from tests.webhook.kubeconfig import write_kubeconfig
 from tests.webhook.pods import GATE
 from tests.webhook.gate.test_inplace import NEW, cluster
@@ -56,6 +58,21 @@ def test_one_pod_then_a_timeout_then_a_batch(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr
         assert "2 updated, 0 failed, 0 not started" in done.stdout
         assert "the gate is already False (InPlaceUpdateFailed); taking over" in done.stdout
+
+
+def test_its_requests_say_who_sent_them(tmp_path: Path) -> None:
+    with cluster("web-0") as (api, _):  # (the controller runs in the test's process)
+        kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", api.url)
+        done = set_image(kubeconfig, "web-0", f"app={NEW}", "--grace-period", "0", "--timeout", "5")
+        assert done.returncode == 0, done.stderr
+        agent = user_agent("set-image")
+        ours = [call for call in api.calls if call.user_agent == agent]
+        assert {(c.method, c.subresource) for c in ours if c.field_manager} == {("PATCH", "status"), ("PATCH", None)}
+        assert {c.field_manager for c in ours if c.method != "GET"} == {FIELD_MANAGER} == {"fieldwarden-set-image"}
+        # Everything else is the controller's: the list + watch of all pods, and its marks.
+        others = [call for call in api.calls if call.user_agent != agent]
+        assert all(c.field_manager == CONTROLLER or (c.method == "GET" and c.namespace is None) for c in others)
+        assert all(c.field_manager == FIELD_MANAGER for c in api.writes() if c.name == "web-0" and c.subresource is None)
 
 
 @pytest.mark.parametrize(

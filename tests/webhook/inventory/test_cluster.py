@@ -6,21 +6,28 @@ The inventory talks to the fake over HTTP on 127.0.0.1 through the unchanged
 
 from __future__ import annotations
 
+import importlib.metadata
 import sys
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
 import kubernetes.config.kube_config
 import pytest
+import yaml
 from kubernetes import client
 
+from fieldwarden.policies.config import Settings
 from fieldwarden.policies.model import ObjectKey
+from fieldwarden.webhook.kube.api import user_agent
+from fieldwarden.webhook.server.handlers import MUTATE, admit
 from fieldwarden.webhook.inventory.cluster import Backoff, ClusterInventory, from_environment
 from fieldwarden.webhook.inventory.sources import Inventory
 from tests.webhook.fake_apiserver import HPA, VPA, FakeApiServer
 from tests.webhook.kubeconfig import write_kubeconfig
+from tests.webhook.samples import FIXTURES, JSON, encode, patched, review
 from tests.webhook.waiting import eventually
 
 FAST = Backoff(initial=0.05, cap=0.2)
@@ -278,3 +285,56 @@ def test_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
                 assert found.index().horizontal(WEB)
             finally:
                 found.stop()
+
+
+# -- an API server restart (tests/webhook/kube/test_reflector.py has the reflector's side) ---------
+
+HPA_WEB = yaml.safe_load((FIXTURES / "hpa-web.yaml").read_text())  # scales default/web, the Deployment of:
+UPDATE = review("deployment-update-apply")  # replicas 3 -> 1: FW403 puts 3 back when an HPA owns them
+DENY_WHEN_STALE = Settings({"webhook": {"on-stale-inventory": "deny"}})
+
+
+def fw403(inventory: ClusterInventory, settings: Settings = DENY_WHEN_STALE) -> dict[str, Any]:
+    """The webhook's answer to the Deployment update, decided with this inventory."""
+    status, answer = admit(encode(UPDATE), JSON, MUTATE, settings, inventory)
+    assert status == 200, answer
+    return answer  # type: ignore[no-any-return]
+
+
+def keeps_replicas(answer: dict[str, Any]) -> bool:
+    return bool(answer["response"]["allowed"]) and patched(UPDATE, answer)["spec"]["replicas"] == 3
+
+
+def test_an_hpa_created_right_after_an_api_server_restart_is_honoured_within_2s() -> None:
+    with FakeApiServer() as api, running(api, backoff=Backoff()) as inventory:  # the default backoff
+        eventually(lambda: inventory.ready() and len(api.watch_versions(HPA)) == 1, "listed and watching")
+        assert not keeps_replicas(fw403(inventory))  # no HPA yet
+        api.crash()
+        time.sleep(3.0)  # refused meanwhile: the backoff grows to 1.5-2 s between attempts
+        api.restart()
+        back = time.monotonic()
+        api.apply(HPA_WEB)
+        eventually(lambda: api.list_calls(HPA) == 2, "the relist", timeout=1.0)
+        eventually(lambda: keeps_replicas(fw403(inventory)), "FW403 keeps the replicas",
+                   timeout=2.0 - (time.monotonic() - back))
+        assert not inventory.stale()
+
+
+def test_while_the_relist_after_a_restart_is_pending_the_inventory_is_stale() -> None:
+    with FakeApiServer() as api, running(api, backoff=Backoff()) as inventory:
+        api.apply(HPA_WEB)
+        eventually(lambda: inventory.ready() and keeps_replicas(fw403(inventory)), "synced")
+        api.hold_lists()  # the restarted server lists slowly
+        api.crash()
+        api.restart()
+        eventually(inventory.stale, "stale once a watch expired", timeout=2.0)
+        eventually(lambda: inventory.describe()["relisting"] == ["hpa", "vpa"], "both wait for their relist")
+        assert inventory.describe()["stale"]
+        assert inventory.ready()  # (the first sync happened: /readyz stays 200)
+        denied = fw403(inventory)["response"]
+        assert not denied["allowed"] and denied["status"]["code"] == 503  # on-stale-inventory: deny
+        warned = fw403(inventory, Settings())  # allow: decided with the last known state, and said so
+        assert keeps_replicas(warned) and any("not in sync" in w for w in warned["response"]["warnings"])
+        api.hold_lists(False)
+        eventually(lambda: not inventory.stale(), "fresh after the relist", timeout=2.0)
+        assert inventory.describe()["relisting"] == [] and keeps_replicas(fw403(inventory))
