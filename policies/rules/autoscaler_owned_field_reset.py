@@ -52,8 +52,16 @@ replicas-path, template-path}` where the paths are lists of keys (default
 `[spec, replicas]` and `[spec, template]`; an empty list means "has none"); an
 entry for a built-in kind replaces its paths. Plus the common exemptions.
 
-One limit: a kept request is not compared with a limit the manifest lowers; if it
-ends up above that limit, the API server rejects the update and says so.
+A kept value never makes the object one the API server must refuse (a request above
+its limit, naming a value the user never wrote). Per container and resource, when
+the live value kept and the manifest's other one do not fit — `RequestsOnly` keeps
+the live request 100m, the manifest lowers the limit to 80m — the live other one is
+kept too (the live limit: the live pair always fitted), and a warning says so. When
+there is no live one to keep (the live template sets no limit), the manifest's
+request and limit both stand, unchanged: removing the user's limit would lift a bound
+a quota or LimitRange may require. The warning says that too. With
+`RequestsAndLimits` both live values are kept and fit as they did live. Values that
+are not quantities (a custom resource's oddity) are neither kept nor compared.
 
 ## Why is this bad?
 If git says `replicas: 3` and the HPA scaled the Deployment to 10, every deploy
@@ -110,6 +118,7 @@ from ..draft import Draft
 from ..kube import canonical_group, get_path, group_kind, pod_template_path
 from ..model import WARNING, FieldPath, ObjectKey
 from ..rule import ADMISSION
+from ._quantity import exceeds
 
 CODE = "FW403"
 NAME = "autoscaler-owned-field-reset"
@@ -156,6 +165,7 @@ _WITH_REPLICAS = frozenset(
 _SHORT_KINDS = {"HorizontalPodAutoscaler": "HPA", "VerticalPodAutoscaler": "VPA"}
 _MAX_WARNING = 120
 _MAX_CONTAINER_WARNINGS = 3
+_MAX_NOTES = 1  # why a pair was kept or left whole: the first one, then how many more
 
 
 class _Paths(NamedTuple):
@@ -299,13 +309,14 @@ def _keep_resources(
         if isinstance(item, Mapping) and isinstance(item.get("name"), str):
             live.setdefault(item["name"], item)
     kept: list[tuple[str, list[tuple[str, str]]]] = []
+    notes: list[str] = []
     for index, container in enumerate(containers):
-        if not isinstance(container, dict) or container.get("name") not in live:
+        name = container.get("name") if isinstance(container, dict) else None
+        if not isinstance(name, str) or name not in live:
             continue
-        name = container["name"]
         controlled = _union(vpa_controlled(vpa, name) for vpa in vertical)
         if controlled:
-            fields = _keep_container(draft, containers_path + (index,), live[name], controlled)
+            fields = _keep_container(draft, containers_path + (index,), live[name], controlled, notes)
             if fields:
                 kept.append((name, fields))
     who = _names(vertical)
@@ -316,6 +327,10 @@ def _keep_resources(
     if len(kept) > _MAX_CONTAINER_WARNINGS:
         rest = len(kept) - _MAX_CONTAINER_WARNINGS
         warnings.append(_short(f"kept live resources of {rest} more container(s) too: {who} controls them"))
+    warnings += [_short(note) for note in notes[:_MAX_NOTES]]
+    if len(notes) > _MAX_NOTES:
+        rest = len(notes) - _MAX_NOTES
+        warnings.append(f"{rest} more request/limit pair(s) adjusted likewise: no request may exceed its limit")
     return warnings
 
 
@@ -336,30 +351,76 @@ def _union(parts: Iterable[ControlledResources]) -> ControlledResources:
     return ControlledResources(requests, limits) if requests or limits else NOTHING
 
 
+_Pair = tuple[Any, Any]  # (request, limit) of one resource; None: not set
+_KINDS = ("requests", "limits")
+_SLOT_NAMES = ("request", "limit")
+_VALUE_TYPES = (type(None), str, int, float)  # what a quantity can be in JSON, or not set
+
+
 def _keep_container(
-    draft: Draft, at: FieldPath, live: Mapping[str, Any], controlled: ControlledResources
+    draft: Draft, at: FieldPath, live: Mapping[str, Any], controlled: ControlledResources, notes: list[str]
 ) -> list[tuple[str, str]]:
-    """Restore the controlled requests / limits of the container at `at`; return what was kept."""
+    """Restore the controlled requests / limits of the container at `at`; return those kept.
+
+    Per resource, the request and the limit that result must still fit (request <= limit),
+    or the API server refuses the object naming a value the user never wrote. When the
+    kept value and the manifest's other one do not fit, the live other one is kept too;
+    when that is impossible (not set live), the manifest's pair stands. `notes` gets why.
+    """
     live_resources = _mapping(live.get("resources"))
+    live_values = [_mapping(live_resources.get(kind)) for kind in _KINDS]
+    asked_resources = _mapping(get_path(draft.object, at + ("resources",)))
+    asked_values = [_mapping(asked_resources.get(kind)) for kind in _KINDS]
     kept: list[tuple[str, str]] = []
-    for kind, names in (("requests", controlled.requests), ("limits", controlled.limits)):
-        live_values = _mapping(live_resources.get(kind))
-        values_path = at + ("resources", kind)
-        for resource in sorted(names):
-            values = get_path(draft.object, values_path)
-            before = live_values.get(resource)
-            after = values.get(resource) if isinstance(values, dict) else None
-            if before == after:
+    for resource in sorted(controlled.requests | controlled.limits):
+        live_pair: _Pair = (live_values[0].get(resource), live_values[1].get(resource))
+        asked: _Pair = (asked_values[0].get(resource), asked_values[1].get(resource))
+        if type(live_pair[0]) not in _VALUE_TYPES or type(live_pair[1]) not in _VALUE_TYPES:
+            continue  # not a quantity live (a custom resource's oddity): nothing sensible to keep
+        keeps = (resource in controlled.requests, resource in controlled.limits)
+        wanted: _Pair = (live_pair[0] if keeps[0] else asked[0], live_pair[1] if keeps[1] else asked[1])
+        if exceeds(*wanted):
+            kept_slot = None if all(keeps) else keeps.index(True)
+            wanted = _fitting(live_pair, asked, kept_slot, resource, str(live["name"]), notes)
+        for slot, kind in enumerate(_KINDS):
+            value = wanted[slot]
+            if value is asked[slot] or (value is not None and value == asked[slot]):
                 continue
-            if before is None:  # not set live: remove it, so the template stays as it is live
+            values_path = at + ("resources", kind)
+            if value is None:  # not set live: remove it, so the template stays as it is live
                 writable_values = _replaced_mapping(draft, values_path)
                 del writable_values[resource]
                 if not writable_values and kind not in live_resources:
                     del _replaced_mapping(draft, at + ("resources",))[kind]
             else:
-                _replaced_mapping(draft, values_path)[resource] = before
-            kept.append((kind, resource))
+                _replaced_mapping(draft, values_path)[resource] = value
+            if keeps[slot]:
+                kept.append((kind, resource))  # (a value kept beyond them has a note of its own)
     return kept
+
+
+def _fitting(
+    live: _Pair, asked: _Pair, kept_slot: int | None, resource: str, container: str, notes: list[str]
+) -> _Pair:
+    """The pair to write instead of one whose request exceeds its limit: the live pair, else the manifest's.
+
+    `kept_slot` is the live value that was kept (0 the request, 1 the limit), None when both were.
+    """
+    if kept_slot is None:  # (a live object the API server would not have stored)
+        notes.append(f"left {resource} of container {container} as sent: its live request "
+                     f"{_shown(live[0])} is above its live limit {_shown(live[1])}")
+        return asked
+    other = 1 - kept_slot
+    kept_name, other_name = _SLOT_NAMES[kept_slot], _SLOT_NAMES[other]
+    clash = (f"the new {other_name} {_shown(asked[other])} is {'below' if other else 'above'} "
+             f"the live {kept_name} {_shown(live[kept_slot])}")
+    if live[other] is not None and not exceeds(*live):
+        kept = f"{other_name} {resource}={_shown(live[other])}"
+        notes.append(f"kept the live {kept} of container {container} too: {clash}")
+        return live
+    why = f"no live {other_name} to keep" if live[other] is None else f"the live {other_name} does not fit either"
+    notes.append(f"left {resource} of container {container} as sent: {clash}, and {why}")
+    return asked
 
 
 def _replaced_mapping(draft: Draft, path: FieldPath) -> dict[str, Any]:
@@ -375,6 +436,12 @@ def _replaced_mapping(draft: Draft, path: FieldPath) -> dict[str, Any]:
 
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if type(value) is dict or isinstance(value, Mapping) else {}
+
+
+def _shown(value: Any) -> str:
+    """A quantity for a warning (cut short: it comes from the request)."""
+    text = "none" if value is None else str(value) if type(value) in _VALUE_TYPES else "?"
+    return text if len(text) <= 16 else text[:15] + "…"
 
 
 def _is_count(value: Any) -> bool:

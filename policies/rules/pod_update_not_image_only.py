@@ -11,7 +11,9 @@ Containers are compared **by index**, as the API server's `ValidatePodUpdate` do
 an added or removed container is reported at its index (`spec.containers[1]`), and so
 is a reordered or renamed one. Images must be non-empty and free of surrounding
 whitespace; the API server rejects those anyway, the message just says so earlier.
-A null, absent, `{}` or `[]` value counts as the same "empty" value.
+A null, absent, `{}` or `[]` value counts as the same "empty" value. Specs nested
+deeper than Python's recursion limit are compared without recursion and judged like
+any other (a change is named at most 32 keys deep).
 
 Sub-resources are never judged (the rule answers nothing):
 - `pods/status`: the kubelet and controllers write conditions and container
@@ -126,6 +128,9 @@ GATED_POD_FIELDS: frozenset[FieldPath] = frozenset(
     {("spec", "nodeSelector"), ("spec", "affinity", "nodeAffinity"), ("spec", "tolerations")}
 )
 _EMPTY: tuple[Any, ...] = (None, {}, [])
+# Changes below this many path parts are reported at this depth: no real pod spec nests
+# mappings that deep, and a path of hundreds of parts helps nobody.
+_MAX_PATH_PARTS = 32
 
 
 def validate(request: AdmissionRequest, conf: Mapping[str, Any], autoscalers: AutoscalerIndex) -> Verdict | None:
@@ -151,7 +156,7 @@ def validate(request: AdmissionRequest, conf: Mapping[str, Any], autoscalers: Au
         condition_type = str(conf.get("gate-condition-type", DEFAULT_CONDITION_TYPE))
         status = (pod_condition(old, condition_type) or {}).get("status")
         if status != "False":
-            shown = "absent" if status is None else f'"{status}"'
+            shown = "absent" if status is None else f'"{status}"' if isinstance(status, str) else "not a string"
             reasons.append(
                 f'an image may only change while the pod\'s condition {condition_type} is "False", and it is '
                 f"{shown} (set it to False first so the pod leaves its Services, then change the image)"
@@ -162,19 +167,22 @@ def validate(request: AdmissionRequest, conf: Mapping[str, Any], autoscalers: Au
 def _spec_changes(
     old_spec: Mapping[str, Any], new_spec: Mapping[str, Any], new: Mapping[str, Any], gated: bool
 ) -> list[str]:
-    if _without_images(old_spec) == _without_images(new_spec):
-        return []  # the common case (an image change, or nothing), decided by one C-level comparison
+    try:
+        if _without_images(old_spec) == _without_images(new_spec):
+            return []  # the common case (an image change, or nothing), decided by one C-level comparison
+    except RecursionError:
+        pass  # nested deeper than `==` can go: the walk below compares without recursion
     found: list[str] = []
     relaxed = GATED_POD_FIELDS if gated else frozenset()
     for key in _keys(old_spec, new_spec):
         if key in CONTAINER_LISTS:
             found += _container_changes(key, old_spec.get(key), new_spec.get(key), new)
         elif key == "schedulingGates" and gated:
-            if not _gate_names(new_spec.get(key)) <= _gate_names(old_spec.get(key)):
+            if not _gates_only_removed(old_spec.get(key), new_spec.get(key)):
                 found.append("spec.schedulingGates (gates can only be removed)")
         else:
             old_value, new_value = old_spec.get(key), new_spec.get(key)
-            if old_value is new_value or old_value == new_value:
+            if _equal(old_value, new_value):
                 continue  # what _diff finds first: nothing (most fields of a spec)
             found += [format_path(p, new) for p in _diff(old_value, new_value, ("spec", key), relaxed)]
     return found
@@ -195,19 +203,35 @@ def _without_images(spec: Mapping[str, Any]) -> dict[str, Any]:
 def _diff(old: Any, new: Any, path: FieldPath, relaxed: frozenset[FieldPath]) -> list[FieldPath]:
     """Paths under `path` where old and new differ: mappings are descended, lists are not.
 
-    A mapping that one side lacks is reported whole, unless a relaxed path lies inside it.
+    A mapping that one side lacks is reported whole, unless a relaxed path lies inside it,
+    and so is one `_MAX_PATH_PARTS` deep. Walked with a stack, not recursion, and compared
+    without it (`_equal`): a spec may nest as deep as the JSON parser allows.
     """
-    if _same(old, new) or path in relaxed:
-        return []
-    descend = (isinstance(old, dict) and isinstance(new, dict) and bool(old) and bool(new)) or (
-        any(r[: len(path)] == path for r in relaxed) and _mapping_or_empty(old) and _mapping_or_empty(new)
-    )
-    if not descend:
-        return [path]
-    old_map, new_map = _mapping(old), _mapping(new)
     found: list[FieldPath] = []
-    for key in _keys(old_map, new_map):
-        found += _diff(old_map.get(key), new_map.get(key), path + (key,), relaxed)
+    pending = [(old, new, path)]
+    while pending:
+        old, new, path = pending.pop()
+        if path in relaxed:
+            continue
+        walk = isinstance(old, dict) and isinstance(new, dict) and bool(old) and bool(new)
+        walk = walk and len(path) < _MAX_PATH_PARTS
+        if walk:
+            try:
+                if old == new:
+                    continue
+            except RecursionError:
+                pass  # too deep for `==`: the keys below are compared one by one
+        elif _same(old, new):
+            continue
+        descend = walk or (
+            any(r[: len(path)] == path for r in relaxed) and _mapping_or_empty(old) and _mapping_or_empty(new)
+        )
+        if not descend:
+            found.append(path)
+            continue
+        old_map, new_map = _mapping(old), _mapping(new)
+        keys = reversed(_keys(old_map, new_map))  # (pushed last to first: reported in order)
+        pending.extend((old_map.get(key), new_map.get(key), path + (key,)) for key in keys)
     return found
 
 
@@ -257,7 +281,7 @@ def _field_changes(
         for key in _keys(old_c, new_c):
             if key != "image":
                 old_value, new_value = old_c.get(key), new_c.get(key)
-                if old_value is new_value or old_value == new_value:
+                if _equal(old_value, new_value):
                     continue  # what _diff finds first: nothing (most fields of a container)
                 paths = _diff(old_value, new_value, ("spec", field, j, key), frozenset())
                 found += [format_path(p, new_obj) for p in paths]
@@ -289,15 +313,32 @@ def _images_change(old_spec: Mapping[str, Any], new_spec: Mapping[str, Any]) -> 
         old_list, new_list = old_spec.get(field), new_spec.get(field)
         if isinstance(old_list, list) and isinstance(new_list, list):
             for old_c, new_c in zip(old_list, new_list):
-                if isinstance(old_c, dict) and isinstance(new_c, dict) and old_c.get("image") != new_c.get("image"):
-                    return True
+                if isinstance(old_c, dict) and isinstance(new_c, dict):
+                    if not _equal(old_c.get("image"), new_c.get("image")):
+                        return True
     return False
 
 
-def _gate_names(gates: Any) -> set[str]:
+def _gates_only_removed(old: Any, new: Any) -> bool:
+    """Whether every scheduling gate in `new` is in `old` too (named gates by name)."""
+    old_names, old_others = _gates(old)
+    new_names, new_others = _gates(new)
+    return new_names <= old_names and all(any(_equal(g, o) for o in old_others) for g in new_others)
+
+
+def _gates(gates: Any) -> tuple[set[str], list[Any]]:
+    """The names of the gates `{name: ...}`, and the other items (which the API server rejects)."""
     if not isinstance(gates, list):
-        return set() if gates in _EMPTY else {repr(gates)}
-    return {str(g.get("name")) if isinstance(g, dict) else repr(g) for g in gates}
+        return set(), [] if gates in _EMPTY else [gates]
+    names: set[str] = set()
+    others: list[Any] = []
+    for gate in gates:
+        name = gate.get("name") if isinstance(gate, dict) else None
+        if isinstance(name, str):
+            names.add(name)
+        else:
+            others.append(gate)
+    return names, others
 
 
 def _name(container: Any, index: int) -> str:
@@ -311,7 +352,35 @@ def _keys(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
 
 
 def _same(old: Any, new: Any) -> bool:
-    return (old in _EMPTY and new in _EMPTY) or old == new
+    return (old in _EMPTY and new in _EMPTY) or _equal(old, new)
+
+
+def _equal(old: Any, new: Any) -> bool:
+    """`old == new`, also for values nested deeper than the interpreter's recursion limit."""
+    try:
+        return old is new or bool(old == new)
+    except RecursionError:
+        return _equal_without_recursion(old, new)
+
+
+def _equal_without_recursion(old: Any, new: Any) -> bool:
+    """`old == new` for parsed JSON, walked with a stack."""
+    pending = [(old, new)]
+    while pending:
+        old, new = pending.pop()
+        if old is new:
+            continue
+        if type(old) is dict:
+            if type(new) is not dict or old.keys() != new.keys():
+                return False
+            pending.extend((value, new[key]) for key, value in old.items())
+        elif type(old) is list:
+            if type(new) is not list or len(old) != len(new):
+                return False
+            pending.extend(zip(old, new))
+        elif type(new) is dict or type(new) is list or old != new:
+            return False
+    return True
 
 
 def _mapping(value: Any) -> dict[str, Any]:

@@ -5,7 +5,9 @@ webhook configuration's `admissionReviewVersions` that it supports; v1 is in eve
 supported Kubernetes release). What the API server always sends is required; fields it
 may leave out (`name` with generateName, `subResource`, `dryRun`, `userInfo.groups`)
 default to empty. A body that is not what a kube-apiserver sends is refused with a 4xx
-before any rule sees it.
+before any rule sees it; so is JSON nested deeper than orjson's 1024 levels (a 400 that
+says so). Within that bound the rules and the patch diff compare without recursion, so
+a deeply nested object is judged like any other, not skipped.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ...policies.config import DEFAULT_MAX_REQUEST_BYTES
 API_VERSION = "admission.k8s.io/v1"
 SUPPORTED_API_VERSIONS = (API_VERSION,)
 KIND = "AdmissionReview"
+MAX_DEPTH = 1024  # orjson's nesting limit: arrays and objects, the review's own envelope included
 
 
 class BadRequest(Exception):
@@ -69,6 +72,9 @@ def _load_json(body: bytes) -> Any:
     try:
         return orjson.loads(body)  # strict JSON: no NaN/Infinity, UTF-8 only, depth-limited
     except orjson.JSONDecodeError as exc:
+        if exc.msg.startswith("depth limit"):
+            where = f"line {exc.lineno} column {exc.colno}"
+            raise BadRequest(400, f"body nests JSON deeper than {MAX_DEPTH} levels ({where})") from None
         raise BadRequest(400, f"body is not valid JSON: {exc}") from None
 
 

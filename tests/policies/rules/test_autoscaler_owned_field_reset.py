@@ -375,6 +375,109 @@ def test_a_value_the_live_template_lacks_is_removed_and_a_dropped_one_restored()
     assert "(requests cpu,memory; limits cpu)" in warnings[0]
 
 
+REQUESTS_ONLY = [{"containerName": "*", "controlledValues": "RequestsOnly"}]
+
+
+def test_requests_only_keeps_the_live_limit_too_when_the_new_one_is_below_the_kept_request() -> None:
+    # The live request is kept; the manifest's 80m limit would sit below it and the API
+    # server would refuse the object naming 100m, a value the user never wrote.
+    live = {"requests": {"cpu": "100m"}, "limits": {"cpu": "200m"}}
+    asked = {"requests": {"cpu": "50m"}, "limits": {"cpu": "80m"}}
+    patched, warnings = run(resources(UPDATE, asked, live), [vpa(policies=REQUESTS_ONLY)])
+    assert container(patched)["resources"] == live
+    assert "(requests cpu): VPA web controls them" in warnings[0]
+    assert warnings[1] == (
+        "kept the live limit cpu=200m of container web too: the new limit 80m is below the live request 100m"
+    )
+
+
+def test_requests_only_without_a_live_limit_leaves_the_manifests_pair() -> None:
+    # Nothing live to keep the limit at: the manifest's request and limit both stand
+    # (its limit is not removed), and the warning says why the request was not kept.
+    live = {"requests": {"cpu": "100m", "memory": "1Gi"}}
+    asked = {"requests": {"cpu": "50m", "memory": "256Mi"}, "limits": {"cpu": "80m", "memory": "2Gi"}}
+    patched, warnings = run(resources(UPDATE, asked, live), [vpa(policies=REQUESTS_ONLY)])
+    assert container(patched)["resources"] == {
+        "requests": {"cpu": "50m", "memory": "1Gi"},  # memory still fits under 2Gi: kept
+        "limits": asked["limits"],
+    }
+    assert "(requests memory)" in warnings[0]
+    assert warnings[1].startswith("left cpu of container web as sent: the new limit 80m is below the live request 100m")
+    assert "no live limit to keep" in warnings[1] or warnings[1].endswith("…")
+
+
+def test_requests_only_compares_quantities_not_strings() -> None:
+    live = {"requests": {"cpu": "0.1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "4Gi"}}
+    fits = {"requests": {"cpu": "10m", "memory": "1Mi"}, "limits": {"cpu": "100m", "memory": "1073741824"}}
+    patched, warnings = run(resources(UPDATE, fits, live), [vpa(policies=REQUESTS_ONLY)])
+    assert container(patched)["resources"] == {"requests": live["requests"], "limits": fits["limits"]}
+    assert len(warnings) == 1  # 0.1 <= 100m and 1Gi <= 1073741824: equal is fine
+    below = {"requests": {"cpu": "10m"}, "limits": {"cpu": "99m"}}
+    patched, warnings = run(resources(UPDATE, below, live), [vpa(policies=REQUESTS_ONLY)])
+    assert container(patched)["resources"]["limits"] == {"cpu": "1"}
+
+
+def test_resources_named_on_one_side_only() -> None:
+    # cpu: a live request but no live limit, a new limit and no new request;
+    # memory: a live limit but no live request, the manifest lowers its request.
+    live = {"requests": {"cpu": "500m"}, "limits": {"memory": "1Gi"}}
+    asked = {"requests": {"memory": "2Gi"}, "limits": {"cpu": "250m"}}
+    patched, warnings = run(resources(UPDATE, asked, live), [vpa(policies=REQUESTS_ONLY)])
+    # cpu: keeping 500m above the 250m limit is impossible without dropping the limit:
+    # the manifest's cpu stands (the API server defaults the request to the limit).
+    # memory: the live template sets no request, so the request's is removed; the
+    # manifest's limit, absent, bounds nothing.
+    assert container(patched)["resources"] == {"requests": {}, "limits": {"cpu": "250m"}}
+    assert any(w.startswith("left cpu of container web as sent") for w in warnings)
+
+
+def test_requests_and_limits_keep_the_live_pair_which_fits() -> None:
+    live = {"requests": {"cpu": "100m"}, "limits": {"cpu": "200m"}}
+    asked = {"requests": {"cpu": "300m"}, "limits": {"cpu": "400m"}}
+    patched, warnings = run(resources(UPDATE, asked, live), [vpa()])
+    assert container(patched)["resources"] == live
+    assert len(warnings) == 1
+    # a live pair that does not fit (the API server never stores one) is not kept
+    broken = {"requests": {"cpu": "300m"}, "limits": {"cpu": "200m"}}
+    patched, warnings = run(resources(UPDATE, asked, broken), [vpa()])
+    assert container(patched)["resources"] == asked
+    assert warnings == ["left cpu of container web as sent: its live request 300m is above its live limit 200m"]
+
+
+def test_values_that_are_not_quantities_are_neither_kept_nor_compared() -> None:
+    live = {"requests": {"cpu": {"nested": ["odd"]}, "memory": True}, "limits": {"cpu": "1"}}
+    asked = {"requests": {"cpu": "100m", "memory": "1Gi"}, "limits": {"cpu": "2"}}
+    patched, warnings = run(resources(UPDATE, asked, live), [vpa()])
+    assert container(patched)["resources"] == asked and warnings == []  # cpu's live pair is odd: left whole
+    odd = {"requests": {"cpu": "1x"}, "limits": {"cpu": "m"}}
+    patched, _ = run(resources(UPDATE, odd, live), [vpa(policies=REQUESTS_ONLY)])
+    assert container(patched)["resources"] == odd  # cpu: the live request is not a quantity
+
+
+def test_many_adjusted_pairs_keep_the_warnings_few() -> None:
+    live = {"requests": {"cpu": "100m", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "2Gi"}}
+    asked = {"requests": {"cpu": "10m", "memory": "1Mi"}, "limits": {"cpu": "20m", "memory": "2Mi"}}
+
+    def many_containers(req: dict[str, Any]) -> None:
+        for key, res in (("object", asked), ("oldObject", live)):
+            containers = req[key]["spec"]["template"]["spec"]["containers"]
+            containers.append({"name": "side", "image": "busybox", "resources": copy.deepcopy(res)})
+
+    review = edit(resources(UPDATE, asked, live), many_containers)
+    patched, warnings = run(review, [vpa(policies=REQUESTS_ONLY)])  # run() checks count and length
+    assert all(c["resources"] == live for c in patched["spec"]["template"]["spec"]["containers"])
+    assert warnings[2].startswith("kept the live limit cpu=1 of container web too")
+    assert warnings[3].startswith("3 more request/limit pair(s)") and len(warnings) == 4
+
+
+def test_a_container_name_that_is_not_a_string_is_skipped() -> None:
+    def odd_name(req: dict[str, Any]) -> None:
+        req["object"]["spec"]["template"]["spec"]["containers"].append({"name": {"x": 1}, "image": "busybox"})
+
+    patched, warnings = run(edit(resources(UPDATE, ASKED, LIVE), odd_name), [vpa()])
+    assert container(patched)["resources"] == LIVE and len(warnings) == 1
+
+
 def test_resources_added_where_the_request_has_none() -> None:
     review = edit(resources(UPDATE, {}, LIVE), lambda req: container(req["object"]).pop("resources"))
     patched, _ = run(review, [vpa()])

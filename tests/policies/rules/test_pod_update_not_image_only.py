@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Callable
 
 import pytest
@@ -343,3 +344,48 @@ def test_options_are_validated_at_load_time() -> None:
         validate({"rules": {"FW401": {"gate-condition-type": "not a condition"}}}, "cfg")
     with pytest.raises(ConfigError):
         validate({"rules": {"pod-update-not-image-only": {"enforcement": "maybe"}}}, "cfg")
+
+
+# --- nesting deeper than Python recurses ----------------------------------------------------
+# (A rule that raises is skipped by the webhook, which then allows the request.)
+
+DEEP = 3 * sys.getrecursionlimit()
+
+
+def nested(leaf: Any, kind: type = dict, levels: int = DEEP) -> Any:
+    value = leaf
+    for _ in range(levels):
+        value = {"a": value} if kind is dict else [value]
+    return value
+
+
+@pytest.mark.parametrize("kind", [dict, list])
+def test_nesting_deeper_than_python_recurses_is_judged(kind: type) -> None:
+    req = update()  # (built first: it deep-copies the sample)
+    assert req.object is not None and req.old_object is not None
+    req.old_object["spec"]["x"] = nested(1, kind)
+    req.object["spec"]["x"] = nested(2, kind)
+    message = denied(req)
+    assert "also changes spec.x" in message and message.count(".a") <= 31  # named at most 32 parts deep
+    req.object["spec"]["x"] = nested(1, kind)  # equal, though not the same objects
+    assert judge(req) is None
+    req.object["spec"]["x"] = {"deep": nested(1, kind), "other": 1}
+    req.old_object["spec"]["x"] = {"deep": nested(1, kind), "other": 2}
+    assert denied(req).endswith("this one also changes spec.x.other (roll the workload to get a new pod instead)")
+
+
+def test_deep_values_in_gates_images_and_conditions() -> None:
+    req = update(both=lambda pod: pod["spec"].update(schedulingGates=[GATE]))
+    assert req.object is not None and req.old_object is not None
+    req.old_object["spec"]["schedulingGates"].append(nested("old"))
+    req.object["spec"]["schedulingGates"].append(nested("old"))
+    assert judge(req) is None  # the same gates (an odd one included)
+    req.object["spec"]["schedulingGates"][-1] = nested("new")
+    assert "spec.schedulingGates (gates can only be removed)" in denied(req)
+    req.object["spec"]["schedulingGates"].pop()
+    container(req.old_object)["image"] = nested("a")
+    container(req.object)["image"] = nested("b")
+    req.old_object["status"]["conditions"] = [{"type": "InPlaceUpdateReady", "status": nested("False")}]
+    message = denied(req, require_gate_false=True)
+    assert "spec.containers[name=c].image (empty: the API server rejects it anyway)" in message
+    assert "InPlaceUpdateReady is \"False\", and it is not a string" in message

@@ -8,13 +8,19 @@ jsonpatch and the resulting object is checked.
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import logging
 import types
 from typing import Any, Callable, Iterator, Mapping
 
+import jsonpatch
+import orjson
 import pytest
+from hypothesis import given, settings as hypothesis_settings
+from hypothesis import strategies as st
+from kubernetes.utils.quantity import parse_quantity
 
 from fieldwarden.policies import registry
 from fieldwarden.policies.admission import (
@@ -35,6 +41,7 @@ from fieldwarden.webhook.server import logs
 from fieldwarden.webhook.server.handlers import admit
 from fieldwarden.webhook.inventory.sources import StaticInventory
 from fieldwarden.webhook.server.metrics import METRICS
+from fieldwarden.webhook.server.review import MAX_DEPTH
 from tests.webhook.samples import JSON, edit, encode, patch_ops, patched, review
 
 # --- small rules for the machinery -------------------------------------------------------
@@ -488,3 +495,206 @@ class TestAutoscalerOwnedFieldReset:
         assert response["allowed"] is False and response["status"]["code"] == 503
         # pods do not depend on the inventory: still injected
         assert "patch" in call("mutate", review("pod-create"), config, stale)
+
+
+# --- FW403 never stores a request above its limit -------------------------------------------
+
+QUANTITIES = st.sampled_from(["50m", "80m", "0.1", "100m", "200m", "1", "1500m", "256Mi", "1Gi", "1073741824"])
+PAIRS = st.tuples(st.none() | QUANTITIES, st.none() | QUANTITIES)  # (request, limit) of one resource
+RESOURCES = st.fixed_dictionaries({"cpu": PAIRS, "memory": PAIRS})
+
+
+def over(request: Any, limit: Any) -> bool:
+    """request > limit, by the kubernetes client's parser (not the rule's)."""
+    return request is not None and limit is not None and parse_quantity(request) > parse_quantity(limit)
+
+
+def as_resources(pairs: Mapping[str, tuple[Any, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for slot, kind in enumerate(("requests", "limits")):
+        values = {name: pair[slot] for name, pair in pairs.items() if pair[slot] is not None}
+        if values:
+            out[kind] = values
+    return out
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(
+    live=RESOURCES,
+    sent=RESOURCES,
+    controlled_values=st.sampled_from([None, "RequestsOnly", "RequestsAndLimits"]),
+    controlled=st.sampled_from([None, ["cpu"], ["memory"], ["cpu", "memory"]]),
+)
+def test_fw403_never_patches_a_request_above_its_limit(
+    live: dict[str, tuple[Any, Any]], sent: dict[str, tuple[Any, Any]], controlled_values: str | None,
+    controlled: list[str] | None,
+) -> None:
+    def change(request: dict[str, Any]) -> None:
+        for key, pairs in (("object", sent), ("oldObject", live)):
+            request[key]["spec"]["template"]["spec"]["containers"][0]["resources"] = as_resources(pairs)
+
+    data = edit(review("deployment-update-apply"), change)
+    policy: dict[str, Any] = {"containerName": "*"}
+    if controlled_values is not None:
+        policy["controlledValues"] = controlled_values
+    if controlled is not None:
+        policy["controlledResources"] = controlled
+    vpa = {
+        "apiVersion": "autoscaling.k8s.io/v1", "kind": "VerticalPodAutoscaler",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                 "resourcePolicy": {"containerPolicies": [policy]}},
+    }
+    response = call("mutate", data, settings(), StaticInventory([HPA, vpa]))
+    assert not any("internal error" in w for w in response.get("warnings", ()))
+    result = patched(data, {"response": response})["spec"]["template"]["spec"]["containers"][0]["resources"]
+    requests_kept = set(controlled if controlled is not None else ("cpu", "memory"))
+    limits_kept = set() if controlled_values == "RequestsOnly" else requests_kept
+    for name in ("cpu", "memory"):
+        got = (result.get("requests", {}).get(name), result.get("limits", {}).get(name))
+        if over(*got):
+            assert got == sent[name] and over(*sent[name])  # only ever the user's own pair
+        # the autoscaler's values are still protected: kept, unless the whole pair was left as sent
+        if name in requests_kept:
+            assert got[0] == live[name][0] or got == sent[name]
+        else:
+            assert got[0] == sent[name][0] or got == live[name]
+        if name in limits_kept:
+            assert got[1] == live[name][1] or got == sent[name]
+        else:
+            assert got[1] == sent[name][1] or got == live[name]
+
+
+# --- nesting as deep as the parser allows ------------------------------------------------------
+
+def nested(levels: int, leaf: Any, kind: str) -> str:
+    """JSON text of `levels` mappings ({"a": ...}) or lists around `leaf`."""
+    opening, closing = ('{"a":', "}") if kind == "mapping" else ("[", "]")
+    return opening * levels + json.dumps(leaf) + closing * levels
+
+
+def unnest(value: Any, kind: str) -> tuple[int, Any]:
+    """(levels, leaf) of a value `nested` wrote, read without recursion."""
+    levels = 0
+    while isinstance(value, dict if kind == "mapping" else list):
+        value = value["a"] if kind == "mapping" else value[0]
+        levels += 1
+    return levels, value
+
+
+def spliced(data: dict[str, Any], **raw: str) -> bytes:
+    """The review's JSON with each string "@name@" replaced by raw JSON text.
+
+    (json.dumps, and copy.deepcopy in edit(), recurse: neither could handle the values.)
+    """
+    text = json.dumps(data)
+    for name, value in raw.items():
+        placeholder = json.dumps(f"@{name}@")
+        assert placeholder in text
+        text = text.replace(placeholder, value)
+    return text.encode()
+
+
+def answer_deep(body: bytes, endpoint: handlers.Endpoint, config: Settings, inventory: StaticInventory | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The response to a body no json.dumps could write, and the request object with its patch applied."""
+    status, answer = admit(body, JSON, endpoint, config, inventory or StaticInventory())
+    assert status == 200, answer
+    response = answer["response"]
+    obj = orjson.loads(body)["request"]["object"]
+    if "patch" in response:
+        ops = json.loads(base64.b64decode(response["patch"]))
+        obj = jsonpatch.apply_patch(obj, ops, in_place=True)  # (a copy would recurse)
+    return response, obj
+
+
+# The containers around a field of the spec: review, request, object, spec (+ template, spec).
+POD_SPEC_FIELD = MAX_DEPTH - 4
+TEMPLATE_SPEC_FIELD = MAX_DEPTH - 6
+KINDS = ["mapping", "list"]
+UNDER_HPA_AND_VPA = StaticInventory([HPA, {
+    "apiVersion": "autoscaling.k8s.io/v1", "kind": "VerticalPodAutoscaler",
+    "metadata": {"name": "web", "namespace": "default"},
+    "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}},
+}])
+
+
+def no_failed_rule(response: Mapping[str, Any]) -> None:
+    assert not any("internal error" in w for w in response.get("warnings", ())), response
+
+
+class TestDeepNesting:
+    """A rule that raises is skipped and the request allowed: deep nesting must not make one raise."""
+
+    @staticmethod
+    def pod_update(new: str, old: str, where: str = "x") -> bytes:
+        def change(request: dict[str, Any]) -> None:
+            request["object"]["spec"][where] = "@new@"
+            request["oldObject"]["spec"][where] = "@old@"
+
+        return spliced(edit(review("pod-update-set-image"), change), new=new, old=old)
+
+    @pytest.mark.parametrize("kind", KINDS)
+    def test_a_deep_spec_change_is_denied(self, kind: str) -> None:
+        body = self.pod_update(nested(POD_SPEC_FIELD, 1, kind), nested(POD_SPEC_FIELD, 2, kind))
+        response, _ = answer_deep(body, "validate", settings())
+        no_failed_rule(response)
+        assert response["allowed"] is False
+        message = response["status"]["message"]
+        assert message.startswith("[FW401 pod-update-not-image-only] ") and "also changes spec.x" in message
+        assert len(message) < 500  # a deep path is named only so deep
+
+    @pytest.mark.parametrize("kind", KINDS)
+    def test_a_deep_field_left_alone_is_no_change(self, kind: str) -> None:
+        value = nested(POD_SPEC_FIELD, 1, kind)
+        response, _ = answer_deep(self.pod_update(value, value), "validate", settings())
+        assert response == {"uid": review("pod-update-set-image")["request"]["uid"], "allowed": True}
+
+    def test_a_change_beside_a_deep_equal_value_names_only_itself(self) -> None:
+        deep = nested(POD_SPEC_FIELD - 1, 1, "mapping")
+        new, old = f'{{"deep": {deep}, "other": 2}}', f'{{"deep": {deep}, "other": 1}}'
+        response, _ = answer_deep(self.pod_update(new, old), "validate", settings())
+        assert response["allowed"] is False
+        assert response["status"]["message"].endswith("this one also changes spec.x.other (roll the workload to get a new pod instead)")
+
+    def test_deeper_than_the_parser_allows_is_refused_with_400(self) -> None:
+        value = nested(POD_SPEC_FIELD + 1, 1, "list")
+        status, answer = admit(self.pod_update(value, value), JSON, "validate", settings(), StaticInventory())
+        assert status == 400 and f"deeper than {MAX_DEPTH} levels" in answer["message"]
+
+    @pytest.mark.parametrize("kind", KINDS)
+    def test_pod_create_gets_its_gate(self, kind: str) -> None:
+        data = edit(review("pod-create"), lambda r: r["object"]["spec"].update(x="@deep@"))
+        response, pod = answer_deep(spliced(data, deep=nested(POD_SPEC_FIELD, 1, kind)), "mutate", settings())
+        no_failed_rule(response)
+        assert pod["spec"]["readinessGates"] == [{"conditionType": "InPlaceUpdateReady"}]
+        assert pod["metadata"]["labels"]["fieldwarden.io/readiness-gate"] == "injected"
+        assert unnest(pod["spec"]["x"], kind) == (POD_SPEC_FIELD, 1)
+
+    @pytest.mark.parametrize("kind", KINDS)
+    def test_deployment_update_under_an_hpa_keeps_the_live_replicas(self, kind: str) -> None:
+        def change(request: dict[str, Any]) -> None:
+            request["object"]["spec"]["template"]["spec"]["x"] = "@new@"
+            request["oldObject"]["spec"]["template"]["spec"]["x"] = "@old@"
+
+        data = edit(review("deployment-update-apply"), change)
+        body = spliced(data, new=nested(TEMPLATE_SPEC_FIELD, 1, kind), old=nested(TEMPLATE_SPEC_FIELD, 2, kind))
+        response, deployment = answer_deep(body, "mutate", settings(), UNDER_HPA_AND_VPA)
+        no_failed_rule(response)
+        assert deployment["spec"]["replicas"] == 3
+        assert unnest(deployment["spec"]["template"]["spec"]["x"], kind) == (TEMPLATE_SPEC_FIELD, 1)
+
+    @pytest.mark.parametrize("kind", KINDS)
+    def test_deep_resource_values_do_not_stop_the_replicas_being_kept(self, kind: str) -> None:
+        def change(request: dict[str, Any]) -> None:
+            for key in ("object", "oldObject"):
+                container = request[key]["spec"]["template"]["spec"]["containers"][0]
+                container["resources"] = {"requests": {"cpu": f"@{key}@", "memory": "1Gi"}}
+
+        data = edit(review("deployment-update-apply"), change)
+        levels = MAX_DEPTH - 10  # review request object spec template spec containers [0] resources requests
+        body = spliced(data, object=nested(levels, 1, kind), oldObject=nested(levels, 2, kind))
+        response, deployment = answer_deep(body, "mutate", settings(), UNDER_HPA_AND_VPA)
+        no_failed_rule(response)
+        assert deployment["spec"]["replicas"] == 3
+        requests = deployment["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]
+        assert unnest(requests["cpu"], kind) == (levels, 1)  # not a quantity: neither kept nor compared

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import copy
+import sys
 from typing import Any
 
 import jsonpatch
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fieldwarden.webhook.server.patch import diff, escape
+from fieldwarden.webhook.server.patch import diff, escape, same
 from tests.webhook.samples import review
 
 
@@ -147,3 +149,43 @@ def test_a_mapping_with_a_dash_key_is_replaced_whole() -> None:
     assert check({"data": {"-": "1", "a": "2"}}, {"data": {"-": "3", "a": "2"}}) == [
         {"op": "replace", "path": "/data", "value": {"-": "3", "a": "2"}}
     ]
+
+
+# --- nesting deeper than Python recurses --------------------------------------------------------
+
+DEEP = 3 * sys.getrecursionlimit()
+
+
+def nested(levels: int, leaf: Any, kind: type) -> Any:
+    value = leaf
+    for _ in range(levels):
+        value = {"a": value} if kind is dict else [value]
+    return value
+
+
+def leaf_path(levels: int, kind: type) -> str:
+    return ("/a" if kind is dict else "/0") * levels
+
+
+@pytest.mark.parametrize("kind", [dict, list])
+def test_values_nested_deeper_than_python_recurses(kind: type) -> None:
+    source = {"spec": nested(DEEP, 1, kind), "other": 1}
+    # equal but not the same objects: no operation
+    assert diff(source, {"spec": nested(DEEP, 1, kind), "other": 1}) == []
+    assert same(source, {"spec": nested(DEEP, 1, kind), "other": 1})
+    # a change at the bottom: one operation there, however deep
+    target = {"spec": nested(DEEP, True, kind), "other": 1}
+    assert not same(source, target)
+    ops = diff(source, target)
+    assert ops == [{"op": "replace", "path": "/spec" + leaf_path(DEEP, kind), "value": True}]
+    patched = jsonpatch.apply_patch(source, ops, in_place=True)  # (a copy would recurse)
+    node = patched["spec"]
+    for _ in range(DEEP):
+        node = node["a"] if kind is dict else node[0]
+    assert node is True
+
+
+def test_a_deep_value_added_or_removed_beside_a_change() -> None:
+    deep = nested(DEEP, "x", dict)
+    ops = diff({"keep": 1, "old": deep}, {"keep": 2, "new": deep})
+    assert sorted((op["op"], op["path"]) for op in ops) == [("add", "/new"), ("remove", "/old"), ("replace", "/keep")]

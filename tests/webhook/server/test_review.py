@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from fieldwarden.webhook.server.review import BadRequest, parse_review
+from fieldwarden.webhook.server.review import MAX_DEPTH, BadRequest, parse_review
 from tests.webhook.samples import FIXTURES, JSON, edit, encode, review
 
 SAMPLES = sorted(p.stem for p in FIXTURES.glob("*.json"))
@@ -130,3 +130,18 @@ def test_optional_fields_may_be_absent_or_null() -> None:
 
     parsed = parse_review(encode(edit(review("pod-create"), strip)), JSON).request
     assert (parsed.name, parsed.namespace, parsed.username, parsed.groups, parsed.dry_run) == ("", "", "", (), False)
+
+
+def test_nesting_deeper_than_orjson_allows_is_400_saying_so() -> None:
+    def deep(levels: int) -> bytes:
+        text = encode(review("pod-update-label")).decode()
+        marker = '"@deep@"'
+        text = text.replace('"spec": {', '"spec": {"x": ' + marker + ", ", 1)
+        return text.replace(marker, "[" * levels + "1" + "]" * levels).encode()
+
+    # review, request, object, spec: the deepest value the field may hold is 1020 lists
+    parsed = parse_review(deep(MAX_DEPTH - 4), JSON)
+    assert parsed.request.object is not None and "x" in parsed.request.object["spec"]
+    error = bad(deep(MAX_DEPTH - 3))
+    assert error.status == 400
+    assert error.message.startswith(f"body nests JSON deeper than {MAX_DEPTH} levels (line 1 column ")
