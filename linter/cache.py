@@ -2,15 +2,34 @@
 
 Entries are keyed by a hash of the file's bytes, so an edited file is always parsed
 again and a deleted file simply drops out; nothing is trusted from timestamps.
+
+The cache lives in the project being linted, where a pull request can plant files
+(`git add -f`), so what is read from there is treated as hostile:
+
+- it is plain JSON (no pickle: unpickling runs code), decoded field by field into the
+  engine's types; anything unexpected (garbage, truncated, too large, wrong types, another
+  version) is "no cache", and the run parses the files again;
+- its first line is a keyed BLAKE2 digest of the rest, under a per-user secret kept outside
+  the project (`$XDG_CACHE_HOME/fieldwarden/cache-key`), so a cache this user's fieldwarden
+  did not write (committed, copied from elsewhere) is never believed: it could otherwise
+  claim any content for a context file and hide or invent findings;
+- a cache folder or file that is a symlink is neither read nor written through, and new
+  files are created exclusively (never through an existing name), so a planted link cannot
+  make a CI job overwrite files outside the project.
+
+The digests come from `_blake2` rather than hashlib (which spends ~5 ms setting up OpenSSL).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..policies.model import FieldPath, ObjectKey
+from .analyse import FileResult, Locations, ObjectRecord
 
 try:  # the module hashlib takes BLAKE2 from; hashlib itself spends ~5 ms setting up OpenSSL
     from _blake2 import blake2b
@@ -18,6 +37,14 @@ except ImportError:  # pragma: no cover - Python builds without the built-in BLA
     from hashlib import blake2b
 
 CACHE_DIR = ".fieldwarden_cache"
+CACHE_FILE = "context.cache"  # not *.json: a committed cache must not become a context manifest
+FORMAT = 2  # 1 was context.pickle, which is never read again
+MAX_CACHE_BYTES = 256 << 20  # a larger file is not read (nor written)
+KEY_BYTES = 32
+_MAC_BYTES = 32
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_KEYS: dict[str, bytes] = {}  # key file -> key, read once per process
 
 
 def digest(data: bytes) -> bytes:
@@ -25,42 +52,134 @@ def digest(data: bytes) -> bytes:
     return blake2b(data, digest_size=16).digest()
 
 
-def make_cache_folder(folder: Path) -> None:
-    """Create the cache folder with a .gitignore that keeps it out of git (raises OSError)."""
-    folder.mkdir(exist_ok=True)
-    ignore = folder / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("# created by fieldwarden\n*\n")
+def keyed_digest(data: bytes, purpose: bytes) -> bytes | None:
+    """A digest only this user's fieldwarden can make (None when there is no user key)."""
+    key = user_key()
+    if key is None:
+        return None
+    return blake2b(data, digest_size=_MAC_BYTES, key=key, person=purpose).digest()
+
+
+def user_key() -> bytes | None:
+    """The per-user secret that authenticates cache files, made on first use.
+
+    It lives in `$XDG_CACHE_HOME/fieldwarden/` (default `~/.cache/fieldwarden/`), outside
+    any project. None when there is no usable home: the run then goes without a cache.
+    """
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # unset, or relative (which the XDG specification says to ignore)
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+        if not os.path.isabs(base):  # no home folder at all
+            return None
+    path = os.path.join(base, "fieldwarden", "cache-key")
+    known = _KEYS.get(path)
+    if known is not None:
+        return known
+    try:
+        with open(path, "rb") as handle:
+            key = handle.read(KEY_BYTES + 1)
+    except FileNotFoundError:
+        key = b""
+    except OSError:
+        return None
+    if len(key) != KEY_BYTES:
+        try:
+            key = _new_key(path)
+        except OSError:
+            return None
+    _KEYS[path] = key
+    return key
+
+
+def _new_key(path: str) -> bytes:
+    """Write a fresh key (readable by this user only) and return it; raises OSError."""
+    folder = os.path.dirname(path)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    key = os.urandom(KEY_BYTES)
+    temporary = os.path.join(folder, f".cache-key-{os.getpid()}-{os.urandom(4).hex()}")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+    try:
+        with open(descriptor, "wb") as out:
+            out.write(key)
+        os.replace(temporary, path)  # two first runs at once: either key wins, the other cache rebuilds
+    except OSError:
+        os.unlink(temporary)
+        raise
+    return key
+
+
+def is_plain_folder(folder: Path) -> bool:
+    """Whether `folder` is a real folder, not a symlink (to one) or anything else."""
+    try:
+        return stat.S_ISDIR(os.lstat(folder).st_mode)
+    except OSError:
+        return False
+
+
+def make_cache_folder(folder: Path) -> bool:
+    """Create the cache folder with a .gitignore that keeps it out of git.
+
+    False when it cannot be used for writing: it is a symlink or not a folder (say, one a
+    repository planted), or it cannot be created.
+    """
+    try:
+        folder.mkdir(exist_ok=True)
+    except OSError:
+        return False
+    if not is_plain_folder(folder):
+        return False
+    create_file(folder / ".gitignore", b"# created by fieldwarden\n*\n")
+    return True
+
+
+def create_file(path: Path, data: bytes) -> bool:
+    """Create a new file; False (and nothing written) when the name exists, even as a dangling link."""
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
+    except OSError:
+        return False
+    with open(descriptor, "wb") as out:
+        out.write(data)
+    return True
 
 
 class ContextCache:
-    """A pickle of {relative path: (content digest, FileResult)} in the project's cache folder."""
+    """{relative path: (content digest, FileResult)}, in the project's cache folder.
 
-    def __init__(self, root: Path, signature: Any) -> None:
+    Only results as the engine keeps them for context files are stored: their objects, with
+    projections made of JSON's types. A result holding anything JSON would not give back
+    as it was (NaN, an infinity, a huge integer) is not cached; that file is parsed every run.
+    """
+
+    def __init__(self, root: Path, signature: object) -> None:
+        import json  # only when a cache is used: pre-commit on a small project never needs it
+
         self.folder = root / CACHE_DIR
-        self.file = self.folder / "context.pickle"
-        self.signature = (__version__, signature)
-        self.entries: dict[str, tuple[bytes, Any]] = {}
+        self.file = self.folder / CACHE_FILE
+        self.signature = json.dumps([FORMAT, __version__, signature], separators=(",", ":"))
+        self.entries: dict[str, tuple[bytes, FileResult]] = {}
         self.dirty = False
-        import pickle  # only when a cache is used: pre-commit on a small project never needs it
-
         try:
-            with open(self.file, "rb") as handle:
-                stored_signature, entries = pickle.load(handle)
-            if stored_signature == self.signature:
-                self.entries = entries
-        except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, ImportError):
+            self.entries = _decode(json.loads(_read_authentic(self.file)), self.signature)
+        except (OSError, ValueError, TypeError, RecursionError):  # json's and _decode's errors
             self.entries = {}
 
-    def get(self, name: str, key: bytes) -> Any:
+    def get(self, name: str, key: bytes) -> FileResult | None:
         """The stored result for this file content, or None."""
         entry = self.entries.get(name)
         return entry[1] if entry is not None and entry[0] == key else None
 
-    def put(self, name: str, key: bytes, value: Any) -> None:
-        """Remember a result."""
-        self.entries[name] = (key, value)
-        self.dirty = True
+    def put(self, name: str, key: bytes, value: FileResult) -> None:
+        """Remember a result (unless it does not survive a trip through JSON unchanged)."""
+        try:
+            plain = all(_plain(record.projection) for record in value.objects)
+        except RecursionError:
+            plain = False
+        if plain:
+            self.entries[name] = (key, value)
+            self.dirty = True
+        elif self.entries.pop(name, None) is not None:
+            self.dirty = True
 
     def keep_only(self, names: set[str]) -> None:
         """Forget files that are gone."""
@@ -70,17 +189,129 @@ class ContextCache:
                 self.dirty = True
 
     def save(self) -> None:
-        """Write atomically; a read-only project just goes without a cache."""
+        """Write atomically; a read-only project (or a planted symlink) just goes without a cache."""
         if not self.dirty:
             return
-        import pickle
+        import json
         import tempfile
 
+        entries = {name: [key.hex(), [_encode(o) for o in result.objects]] for name, (key, result) in self.entries.items()}
         try:
-            make_cache_folder(self.folder)
-            handle, temporary = tempfile.mkstemp(dir=self.folder, prefix=".context-")
+            text = json.dumps({"signature": self.signature, "entries": entries}, separators=(",", ":"), allow_nan=False)
+        except (ValueError, TypeError, RecursionError):  # put() lets none through; never a traceback
+            return
+        body = text.encode("ascii")
+        mac = keyed_digest(body, b"context-cache")
+        if mac is None or len(body) + 2 * _MAC_BYTES + 1 > MAX_CACHE_BYTES or not make_cache_folder(self.folder):
+            return
+        temporary = ""
+        try:
+            handle, temporary = tempfile.mkstemp(dir=self.folder, prefix=".context-")  # O_EXCL: no link followed
             with os.fdopen(handle, "wb") as out:
-                pickle.dump((self.signature, self.entries), out, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(temporary, self.file)
+                out.write(mac.hex().encode("ascii") + b"\n" + body)
+            os.replace(temporary, self.file)  # replaces a link named context.cache, never writes through it
         except OSError:
-            pass
+            if temporary:
+                try:
+                    os.unlink(temporary)
+                except OSError:
+                    pass
+
+
+def _read_authentic(path: Path) -> bytes:
+    """The body of a cache file this user's fieldwarden wrote; ValueError or OSError otherwise."""
+    if not is_plain_folder(path.parent):
+        raise ValueError("the cache folder is not a plain folder")
+    # O_NOFOLLOW: not through a link; O_NONBLOCK: a FIFO must not hang the run (fstat refuses it)
+    descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
+    with open(descriptor, "rb") as handle:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CACHE_BYTES:
+            raise ValueError("not a regular file, or too large")
+        data = handle.read(MAX_CACHE_BYTES + 1)
+    if len(data) > MAX_CACHE_BYTES:
+        raise ValueError("too large")
+    mac, _, body = data.partition(b"\n")
+    expected = keyed_digest(body, b"context-cache")
+    if expected is None:
+        raise ValueError("no user key")
+    import hmac  # ~2.5 ms (OpenSSL), paid only by runs large enough to use the cache
+
+    if not hmac.compare_digest(mac, expected.hex().encode("ascii")):
+        raise ValueError("not written by this user's fieldwarden")
+    return body
+
+
+def _plain(value: Any) -> bool:
+    """Whether JSON gives `value` back as it is: str-keyed dicts, lists, str, int, finite float, bool, None."""
+    kind = type(value)
+    if kind is dict:
+        return all(type(k) is str and _plain(v) for k, v in value.items())
+    if kind is list:
+        return all(_plain(item) for item in value)
+    if kind is int:
+        return bool(-(1 << 63) <= value < 1 << 64)  # far below the interpreter's int/str conversion limit
+    if kind is float:
+        return bool(value - value == 0)  # not inf, not nan
+    return kind is str or kind is bool or value is None
+
+
+def _encode(record: ObjectRecord) -> list[Any]:
+    """An ObjectRecord as a JSON array (tuples become arrays; position tables become arrays)."""
+    locations = [[list(path), line, column] for path, (line, column) in record.locations.items()]
+    return [record.key, record.label, record.projection, locations, record.origin, record.document,
+            record.prefix, record.ignore, record.ignore_at]
+
+
+def _decode(data: Any, signature: str) -> dict[str, tuple[bytes, FileResult]]:
+    """The entries of a parsed cache file; ValueError unless every part has the expected type."""
+    if type(data) is not dict or data.get("signature") != signature or type(data.get("entries")) is not dict:
+        raise ValueError("another version, or not a cache")
+    entries: dict[str, tuple[bytes, FileResult]] = {}
+    for name, entry in data["entries"].items():
+        if type(entry) is not list or len(entry) != 2 or type(entry[0]) is not str or type(entry[1]) is not list:
+            raise ValueError(f"malformed entry {name!r}")
+        key = bytes.fromhex(entry[0])
+        if len(key) != 16:
+            raise ValueError(f"malformed digest for {name!r}")
+        entries[name] = (key, FileResult(name, [], [_decode_record(raw) for raw in entry[1]], [], [], ""))
+    return entries
+
+
+_KEY_TYPES = [str, str, str, str]
+_PAIR_TYPES = [int, int]
+
+
+def _decode_record(raw: Any) -> ObjectRecord:
+    """One object record; a warm run decodes 20,000 of them, so the common shapes go first."""
+    if type(raw) is not list or len(raw) != 9:
+        raise ValueError("malformed object record")
+    key, label, projection, locations, origin, document, prefix, ignore, ignore_at = raw
+    if key is not None:
+        if type(key) is not list or list(map(type, key)) != _KEY_TYPES:
+            raise ValueError("malformed object key")
+        key = ObjectKey(*key)
+    if (
+        type(label) is not str or type(projection) is not dict or type(origin) is not str
+        or type(document) is not int or type(locations) is not list or type(ignore_at) is not list
+        or list(map(type, ignore_at)) != _PAIR_TYPES
+        or type(projection.get("apiVersion")) is not str or type(projection.get("kind")) is not str
+    ):
+        raise ValueError("malformed object record")
+    positions: Locations = {}
+    for location in locations:
+        if type(location) is not list or len(location) != 3 or list(map(type, location[1:])) != _PAIR_TYPES:
+            raise ValueError("malformed position")
+        positions[_path(location[0])] = (location[1], location[2])
+    if ignore is not False and ignore is not None and ignore is not True:
+        if type(ignore) is not list or not all(type(code) is str for code in ignore):
+            raise ValueError("malformed ignore annotation")
+        ignore = tuple(ignore)
+    return ObjectRecord(key, label, projection, positions, origin, document, _path(prefix) if prefix != [] else (),
+                        ignore, (ignore_at[0], ignore_at[1]))
+
+
+def _path(raw: Any) -> FieldPath:
+    if type(raw) is not list or not all(type(part) is str or type(part) is int for part in raw):
+        raise ValueError("malformed field path")
+    return tuple(raw)

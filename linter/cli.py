@@ -33,7 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "or pyproject.toml with [tool.fieldwarden], upward from the current folder)")
     parser.add_argument("--no-context", action="store_true",
                         help="do not load the project's other manifests for cross-file rules")
-    parser.add_argument("--fix", action="store_true", help="remove exported live-object fields in place")
+    parser.add_argument("--fix", action="store_true", help="remove exported live-object fields in place "
+                        "(stdin: print the fixed document; the report goes to stderr)")
     parser.add_argument("--show-suppressed", action="store_true", help="list suppressed findings too")
     parser.add_argument("--stdin-filename", metavar="NAME", default="<stdin>", help="name to report for -")
 
@@ -42,31 +43,48 @@ def run(args: argparse.Namespace) -> int:
     """Lint as asked; returns the exit code."""
     try:
         settings, root = _settings(args)
-        targets = _targets(args.paths, settings, root, args.stdin_filename)
+        targets = _targets(args.paths, settings, root, args.stdin_filename, args.fix)
     except (ConfigError, UsageError) as exc:
         print(f"fieldwarden: {exc}", file=sys.stderr)
         return 2
     context = _context(targets, settings, root) if settings.context and not args.no_context else []
     report = lint(targets, context, settings, root)
+    piped = args.fix and any(source.path is None for source in targets)
     if args.fix:
-        fixed = _apply_fixes(report)
+        targets, fixed = _apply_fixes(report, targets)
         if fixed:
             print(f"fieldwarden: fixed {fixed} finding{'s' if fixed != 1 else ''}", file=sys.stderr)
             report = lint(targets, context, settings, root)
+    if piped:  # what was read, fixed as far as it could be (unchanged if it could not be)
+        for source in targets:
+            if source.path is None:
+                _write_stdout(source.data or b"")
     for notice in report.notices:
         print(f"fieldwarden: {notice}", file=sys.stderr)
     shown = report.findings if args.show_suppressed else [f for f in report.findings if not f.suppressed]
     name = args.format
     if name == "auto":
         name = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
-    colour = name == "text" and args.output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    stream = sys.stderr if piped else sys.stdout  # stdout holds the fixed document
+    colour = name == "text" and args.output is None and stream.isatty() and "NO_COLOR" not in os.environ
     output = FORMATTERS[name](shown, colour=colour)
     if args.output:
         Path(args.output).write_text(output, encoding="utf-8")
     else:
-        sys.stdout.write(output)
+        stream.write(output)
     failing = any(not f.suppressed and settings.fails(f.severity) for f in report.findings)
     return 1 if failing else 0
+
+
+def _write_stdout(data: bytes) -> None:
+    """Bytes to standard output as they are (line endings, BOM)."""
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is not None:
+        buffer.write(data)
+        buffer.flush()
+    else:  # a text stream standing in for stdout (embedding, tests)
+        sys.stdout.write(data.decode("utf-8", "surrogateescape"))
 
 
 def _settings(args: argparse.Namespace) -> tuple[Settings, Path | None]:
@@ -92,29 +110,31 @@ def _settings(args: argparse.Namespace) -> tuple[Settings, Path | None]:
 
 
 def _validate_cached(data: object, text: str, source: str, folder: Path) -> None:
-    """Validate against the JSON Schema, remembering configurations already found valid."""
-    from .. import __version__
-    from .cache import CACHE_DIR, digest, make_cache_folder
+    """Validate against the JSON Schema, remembering configurations already found valid.
 
-    stamp = digest(f"{__version__}\0{text}".encode()).hex()
-    marker = folder / CACHE_DIR / f"config-{stamp}.ok"
-    if marker.exists():
+    The marker's name is a digest under the user's cache key (see cache.py), so a marker
+    committed to the repository cannot stand in for validation.
+    """
+    from .. import __version__
+    from .cache import CACHE_DIR, create_file, is_plain_folder, keyed_digest, make_cache_folder
+
+    stamp = keyed_digest(f"{__version__}\0{text}".encode(), b"config-valid")
+    cache = folder / CACHE_DIR
+    marker = cache / f"config-{stamp.hex()}.ok" if stamp is not None else None
+    if marker is not None and is_plain_folder(cache) and os.path.lexists(marker):
         return
     from ..policies.config import validate
 
     validate(data, source)
-    try:
-        make_cache_folder(marker.parent)
-        marker.touch()
-    except OSError:
-        pass
+    if marker is not None and make_cache_folder(cache):
+        create_file(marker, b"")
 
 
 def _split(value: str | None) -> list[str] | None:
     return None if value is None else [part.strip() for part in value.split(",") if part.strip()]
 
 
-def _targets(paths: Sequence[str], settings: Settings, root: Path | None, stdin_name: str) -> list[Source]:
+def _targets(paths: Sequence[str], settings: Settings, root: Path | None, stdin_name: str, fix: bool) -> list[Source]:
     base = root or Path.cwd()
     sources: list[Source] = []
     for raw in paths:
@@ -129,13 +149,18 @@ def _targets(paths: Sequence[str], settings: Settings, root: Path | None, stdin_
                 sources.append(Source(str(path), path))
         else:
             raise UsageError(f"{raw}: no such file or folder")
+    if fix and any(s.path is None for s in sources):
+        stands_for = os.path.realpath(stdin_name)
+        if any(s.path is not None and os.path.realpath(s.path) == stands_for for s in sources):
+            raise UsageError(f"--fix: {stdin_name} is given both as a path and as --stdin-filename")
     return sources
 
 
 def _context(targets: Sequence[Source], settings: Settings, root: Path | None) -> list[Path]:
     if root is None:
         return []
-    named = {os.path.realpath(s.path) for s in targets if s.path is not None}
+    # stdin stands for the file --stdin-filename names: its copy on disk is not context
+    named = {os.path.realpath(s.path if s.path is not None else s.display) for s in targets}
     cwd = Path.cwd()
     out = []
     for path in project_files(root):
@@ -148,26 +173,37 @@ def _context(targets: Sequence[Source], settings: Settings, root: Path | None) -
     return out
 
 
-def _apply_fixes(report: Report) -> int:
+def _apply_fixes(report: Report, targets: Sequence[Source]) -> tuple[list[Source], int]:
+    """Fix what can be fixed: files in place, stdin in memory (run() prints it).
+
+    Returns the targets to lint again (stdin with its fixed text) and how many findings
+    were fixed. A file whose fix fails is left as it was, with a notice.
+    """
     from ..policies.registry import RULES
-    from .fix import FixError, remove_fields
+    from .fix import FixError, remove_fields_from_bytes
 
     plans: dict[str, dict[int, list[tuple[str | int, ...]]]] = {}
     for f in report.findings:
         if not f.suppressed and RULES[f.code].FIXABLE and f.document >= 0:
             plans.setdefault(f.file, {}).setdefault(f.document, []).append(f.raw_path)
     fixed = 0
-    for file, removals in plans.items():
-        path = Path(file)
+    out: list[Source] = []
+    for source in targets:
+        removals = plans.pop(source.display, None)
+        if not removals:
+            out.append(source)
+            continue
         try:
-            original = path.read_bytes()
-            text = original.decode("utf-8-sig")
-            new = remove_fields(text, removals)
-            if original.startswith(b"\xef\xbb\xbf") and not new.startswith("\ufeff"):
-                new = "\ufeff" + new
-            with open(path, "w", encoding="utf-8", newline="") as handle:
-                handle.write(new)
+            if source.path is None:
+                source = source._replace(data=remove_fields_from_bytes(source.data or b"", removals))
+            else:
+                original = source.path.read_bytes()
+                new = remove_fields_from_bytes(original, removals)
+                if new != original:
+                    with open(source.path, "wb") as handle:
+                        handle.write(new)
             fixed += sum(len(v) for v in removals.values())
-        except (OSError, UnicodeDecodeError, FixError) as exc:
-            print(f"fieldwarden: {file}: not fixed: {exc}", file=sys.stderr)
-    return fixed
+        except (OSError, FixError) as exc:
+            print(f"fieldwarden: {source.display}: not fixed: {exc}", file=sys.stderr)
+        out.append(source)
+    return out, fixed

@@ -1,5 +1,7 @@
 """In-place removal of fields from YAML/JSON manifests for ``fieldwarden lint --fix``.
 
+:func:`remove_fields_from_bytes` is what the CLI calls, for a file or for stdin.
+
 :func:`remove_fields` deletes mapping entries (e.g. ``status`` or
 ``metadata.managedFields`` of an exported live object) by cutting text spans
 computed from PyYAML node marks (line/column; libyaml's ``index`` skips a BOM)
@@ -96,6 +98,21 @@ def remove_fields(text: str, removals: Mapping[int, Collection[FieldPath]]) -> s
     new = _apply(text, edits)
     _verify(text, new, removals)
     return new
+
+
+def remove_fields_from_bytes(data: bytes, removals: Mapping[int, Collection[FieldPath]]) -> bytes:
+    """:func:`remove_fields` over a file's bytes (UTF-8; a leading BOM is kept).
+
+    Raises :class:`FixError` for bytes that are not UTF-8.
+    """
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise FixError(f"not UTF-8: {exc}") from exc
+    new = remove_fields(text, removals)
+    if data.startswith(b"\xef\xbb\xbf") and not new.startswith("\ufeff"):
+        new = "\ufeff" + new
+    return new.encode("utf-8")
 
 
 def _shared(root: Node) -> set[int]:
