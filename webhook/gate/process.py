@@ -139,13 +139,13 @@ def health_server(bind: str, controller: Any, is_leader: Callable[[], bool]) -> 
                 self._answer(200 if synced else 503, "ok\n" if synced else "pod list not read yet\n")
             elif self.path == "/metrics":
                 watched, in_progress = controller.snapshot()
-                text = controller.metrics.render(watched, in_progress, is_leader(), controller.synced())
-                self._answer(200, text, "text/plain; version=0.0.4; charset=utf-8")
+                data = controller.metrics.render(watched, in_progress, is_leader(), controller.synced())
+                self._answer(200, data, "text/plain; version=0.0.4; charset=utf-8")
             else:
                 self._answer(404, "not found\n")
 
-        def _answer(self, code: int, text: str, content_type: str = "text/plain; charset=utf-8") -> None:
-            data = text.encode()
+        def _answer(self, code: int, text: str | bytes, content_type: str = "text/plain; charset=utf-8") -> None:
+            data = text.encode() if isinstance(text, str) else text
             self.send_response(code)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))

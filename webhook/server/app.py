@@ -4,7 +4,7 @@
   with a JSON Status body when the request is not a usable AdmissionReview);
 - `GET /healthz`: 200 while the process answers;
 - `GET /readyz`: 200 once the autoscaler inventory finished its first sync, else 503;
-- `GET /metrics`: Prometheus text.
+- `GET /metrics`: Prometheus text, the whole pod's under `fieldwarden serve` (metrics.py).
 
 Every error is JSON; a 500 (a bug outside the admission core, which allows requests
 rather than fail) carries no internals, only "internal error", and logs the traceback.
@@ -58,10 +58,12 @@ def create_app(settings: Settings, inventory: Inventory) -> Flask:
         state = {"status": "ok" if ready else "inventory not synced", "inventory": inventory.describe()}
         return _json(state, 200 if ready else 503)
 
+    METRICS.refresh_inventory(inventory)  # (the other workers' scrapes read this worker's gauges from its files)
+
     @app.get("/metrics")
     def metrics() -> Response:
-        text = METRICS.render(inventory.describe(), inventory.ready(), inventory.stale())
-        return Response(text, 200, content_type=CONTENT_TYPE)
+        METRICS.refresh_inventory(inventory)
+        return Response(METRICS.render(), 200, content_type=CONTENT_TYPE)
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> Response:

@@ -96,13 +96,20 @@ def worker_exit(server: Any, worker: Any) -> None:
         stop()
 
 
+def child_exit(server: Any, worker: Any) -> None:
+    """gunicorn hook (in the master): a worker is gone; drop its live gauges from the pod's metrics."""
+    from .multiproc import process_dead
+
+    process_dead(worker.pid)
+
+
 def settings() -> dict[str, Any]:
     """The settings above, by gunicorn setting name (for gunicorn.app.base.BaseApplication)."""
     names = (
         "bind", "certfile", "keyfile", "worker_class", "workers", "threads", "worker_connections",
         "keepalive", "timeout", "graceful_timeout", "backlog", "limit_request_line",
         "limit_request_fields", "accesslog", "errorlog", "loglevel", "proc_name", "logger_class",
-        "control_socket_disable", "ssl_context", "worker_exit",
+        "control_socket_disable", "ssl_context", "worker_exit", "child_exit",
     )
     values = globals()
     return {name: values[name] for name in names}

@@ -43,12 +43,13 @@ from typing import Any, Literal, Mapping, NamedTuple, Sequence
 from ...policies.admission import AdmissionRequest, AutoscalerIndex
 from ...policies.config import Settings
 from ...policies.draft import Draft
+from ...policies.kube import canonical_group, is_workload
 from ...policies.registry import RULES
 from ...policies.rule import ADMISSION
 from ...policies.suppression import annotation_codes, covers
 from . import logs
 from ..inventory.sources import Inventory
-from .metrics import METRICS
+from .metrics import METRICS, OTHER
 from .patch import Operation, diff
 from .response import build_response, error_body, rule_message
 from .review import BadRequest, parse_review
@@ -58,6 +59,7 @@ MUTATE: Endpoint = "mutate"
 VALIDATE: Endpoint = "validate"
 OPERATIONS = frozenset({"CREATE", "UPDATE", "DELETE", "CONNECT"})
 STALE_CODE = 503
+MAX_KIND_LENGTH = 63  # (a kind is a DNS-1035 label, CamelCase)
 INTERNAL_ERROR = "[fieldwarden] internal error in the webhook; request allowed unchanged"
 
 
@@ -113,7 +115,9 @@ def admit(
             answer = build_response(request.uid, review.api_version, True, warnings=decision.warnings)
         seconds = time.perf_counter() - started
         operation = request.operation if request.operation in OPERATIONS else "other"
-        METRICS.observe_request(endpoint, operation, request.kind, decision.label, seconds)
+        METRICS.observe_request(endpoint, operation, kind_label(request, settings), decision.label, seconds)
+        if started >= METRICS.inventory_due:  # (every few seconds: the inventory gauges the other workers read)
+            METRICS.refresh_inventory(inventory, started)
         # Allowed requests without warnings (readiness-gate injections included) are the
         # bulk of the traffic: at debug level; denials and warnings are at info.
         level = logging.DEBUG if decision.allowed and not decision.warnings else logging.INFO
@@ -153,6 +157,31 @@ def decide(request: AdmissionRequest, endpoint: Endpoint, settings: Settings, in
     if index.consulted and not (inventory.ready() and not inventory.stale()):
         return _out_of_sync(decision, settings, inventory)
     return decision
+
+
+def kind_label(request: AdmissionRequest, settings: Settings) -> str:
+    """The request's kind as the metrics label: a kind the admission rules know, else "other".
+
+    Known: Pod, the workloads with a pod template (policies/kube.py) and the custom
+    resources that rules' options name (`custom-resources`, FW403). The kind is the
+    client's to choose: taken as it came, every new name (of any length) would be one
+    more series kept in memory and in every scrape for as long as the worker lives.
+    """
+    kind = request.kind
+    if len(kind) > MAX_KIND_LENGTH:
+        return OTHER
+    group = canonical_group(request.group, kind)
+    if (kind == "Pod" and not group) or is_workload(group, kind):
+        return kind
+    configured: frozenset[tuple[str, str]] | None = settings.memo.get("configured kinds")
+    if configured is None:
+        configured = settings.memo["configured kinds"] = frozenset(
+            (str(entry.get("group", "")), str(entry["kind"]))
+            for rule in (*admission_rules("validate"), *admission_rules("mutate")) if settings.enabled(rule.CODE)
+            for entry in settings.rule_conf(rule.CODE).get("custom-resources") or ()
+            if isinstance(entry, Mapping) and isinstance(entry.get("kind"), str)
+        )
+    return kind if (group, kind) in configured else OTHER
 
 
 @functools.cache  # the registry is fixed at import

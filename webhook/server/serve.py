@@ -3,7 +3,9 @@
 Everything that can be wrong is checked here, in the master process, before gunicorn
 starts: the policy configuration (against the shipped JSON Schema), the certificate
 folder (a CA and serving certificate are made when it has none), the inventory file.
-Each gunicorn worker then builds the Flask app and starts the inventory after the fork.
+Each gunicorn worker then builds the Flask app and starts the inventory after the fork;
+the workers keep their metrics in files in one private folder made here (multiproc.py),
+so that any worker's `/metrics` shows the whole pod's.
 
 Which autoscaler inventory:
 1. `--inventory FILE`: the HPAs / ScaledObjects / VPAs in that file;
@@ -25,6 +27,7 @@ from typing import Any, Callable, Mapping
 
 from ...policies.config import ConfigError, Settings, parse_config_text, validate
 from ..inventory.sources import FileInventory, Inventory, InventoryError, StaticInventory
+from . import multiproc
 
 LOCAL_BIND = "127.0.0.1:8443"
 CLUSTER_BIND = "0.0.0.0:8443"
@@ -94,6 +97,12 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, CertError, InventoryError, ServeError) as exc:
         print(f"fieldwarden: {exc}", file=sys.stderr)
         return 2
+    try:  # (before anything imports prometheus_client: it reads the variable at import)
+        metrics_folder = multiproc.create()
+    except OSError as exc:
+        print(f"fieldwarden: cannot make a folder for the workers' metrics: {exc}",
+              file=sys.stderr)
+        return 2
     bind = args.bind or default_bind()
     options: dict[str, Any] = {"bind": [bind], "certfile": str(certs.cert), "keyfile": str(certs.key)}
     for name in ("workers", "threads"):
@@ -136,7 +145,10 @@ def run(args: argparse.Namespace) -> int:
         gc.freeze()  # the startup heap is permanent: full collections stop walking it per request
         return app
 
-    return serve_wsgi(make_app, options, on_worker_exit=inventory.stop)
+    try:
+        return serve_wsgi(make_app, options, on_worker_exit=inventory.stop)
+    finally:
+        metrics_folder.remove()
 
 
 def load_settings(path: Path | None) -> Settings:

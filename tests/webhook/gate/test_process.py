@@ -15,6 +15,7 @@ from pathlib import Path
 from fieldwarden.policies.config import Settings
 from fieldwarden.webhook.gate.process import gate_settings
 from fieldwarden.webhook.kube.api import user_agent
+from tests.webhook.exposition import value
 from tests.webhook.fake_apiserver import LEASE, FakeApiServer
 from tests.webhook.kubeconfig import write_kubeconfig
 from tests.webhook.pods import gated_pod
@@ -61,9 +62,9 @@ def test_the_controller_process_marks_pods_serves_probes_and_releases_its_lease(
             assert get(base + "/nothing")[0] == 404
             status, metrics = get(base + "/metrics")
             assert status == 200
-            assert "fieldwarden_controller_pods_marked_total 1" in metrics
-            assert "fieldwarden_controller_leader 1" in metrics
-            assert "fieldwarden_controller_pods_watched 1" in metrics
+            assert value(metrics, "fieldwarden_controller_pods_marked_total") == 1
+            assert value(metrics, "fieldwarden_controller_leader") == 1
+            assert value(metrics, "fieldwarden_controller_pods_watched") == 1
             assert api.get(LEASE, "fieldwarden", "fieldwarden-controller")["spec"]["holderIdentity"] == "replica-a"
             process.send_signal(signal.SIGTERM)
             assert process.wait(15) == 0
@@ -129,7 +130,7 @@ def test_when_the_leading_process_dies_the_standby_takes_over_within_the_lease_d
             api.add_pod(gated_pod("after-failover"))
             api.wait_for_pod("shop", "after-failover", serving, timeout=10)
             status, metrics = get(processes[by_identity[standby]] + "/metrics")
-            assert status == 200 and "fieldwarden_controller_leader 1" in metrics
+            assert status == 200 and value(metrics, "fieldwarden_controller_leader") == 1
         finally:
             for process in processes:
                 if process.poll() is None:

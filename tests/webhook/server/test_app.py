@@ -13,6 +13,7 @@ from fieldwarden.policies.config import Settings
 from fieldwarden.webhook.server import app as app_module
 from fieldwarden.webhook.server.app import create_app
 from fieldwarden.webhook.inventory.sources import StaticInventory
+from tests.webhook.exposition import value
 from tests.webhook.samples import JSON, encode, patched, review
 
 
@@ -68,13 +69,12 @@ def test_metrics_count_requests_and_describe_the_inventory() -> None:
     reply = client.get("/metrics")
     assert reply.status_code == 200 and reply.content_type.startswith("text/plain; version=0.0.4")
     text = reply.get_data(as_text=True)
-    samples = dict(line.rsplit(" ", 1) for line in text.splitlines() if line and not line.startswith("#"))
-    key = 'fieldwarden_admission_requests_total{endpoint="mutate",operation="UPDATE",kind="Deployment",decision="patched"}'
-    assert int(samples[key]) >= 1
-    assert int(samples['fieldwarden_admission_duration_seconds_count{endpoint="mutate"}']) >= 1
-    assert float(samples['fieldwarden_admission_duration_seconds_bucket{endpoint="mutate",le="+Inf"}']) >= 1
-    assert samples['fieldwarden_inventory_autoscalers{source="static"}'] == "1"
-    assert samples['fieldwarden_inventory_ready{source="static"}'] == "1"
+    assert value(text, "fieldwarden_admission_requests_total",
+                 endpoint="mutate", operation="UPDATE", kind="Deployment", decision="patched") >= 1
+    assert value(text, "fieldwarden_admission_duration_seconds_count", endpoint="mutate") >= 1
+    assert value(text, "fieldwarden_admission_duration_seconds_bucket", endpoint="mutate", le="+Inf") >= 1
+    assert value(text, "fieldwarden_inventory_autoscalers", source="static") == 1
+    assert value(text, "fieldwarden_inventory_ready", source="static") == 1
     assert "# TYPE fieldwarden_admission_duration_seconds histogram" in text
 
 
