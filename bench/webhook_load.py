@@ -1,7 +1,7 @@
 """The webhook's speed targets (issue 3), measured against a baseline served in the same run.
 
-    python bench/webhook_load.py [--seconds S] [--slice S] [--workers W --threads T]
-    python bench/webhook_load.py --matrix        # saturation for several workers x threads
+    python bench/webhook_load.py [--seconds S] [--slice S] [--workers W]
+    python bench/webhook_load.py --matrix        # saturation for several worker counts
 
 Starts the webhook as in production (`fieldwarden serve`: gunicorn, TLS, the repository's
 gunicorn configuration, an HPA inventory file) and, with the same configuration and
@@ -327,12 +327,12 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start_servers(folder: Path, workers: int | None, threads: int | None) -> tuple[list[Served], Path]:
+def start_servers(folder: Path, workers: int | None) -> tuple[list[Served], Path]:
     from fieldwarden.webhook.server.certs import ensure_certificates
 
     paths = ensure_certificates(folder / "tls")
     assert paths.ca is not None
-    sizing = [*(["--workers", str(workers)] if workers else []), *(["--threads", str(threads)] if threads else [])]
+    sizing = ["--workers", str(workers)] if workers else []
     env_python = [sys.executable]
     port = free_port()
     servers = [Served("webhook", [*env_python, "-m", "fieldwarden", "serve", "--bind", f"127.0.0.1:{port}",
@@ -358,8 +358,6 @@ def serve_trivial(args: argparse.Namespace) -> int:
                                "keyfile": str(args.cert_dir / "tls.key")}
     if args.workers:
         options["workers"] = args.workers
-    if args.threads:
-        options["threads"] = args.threads
     return serve_wsgi(lambda: trivial_app(parse=args.serve_trivial == "parse"), options)
 
 
@@ -441,10 +439,10 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     return values[min(len(values) - 1, int(fraction * len(values)))]
 
 
-def measure(args: argparse.Namespace, workers: int | None, threads: int | None) -> dict[str, Any]:
+def measure(args: argparse.Namespace, workers: int | None) -> dict[str, Any]:
     """Saturation rates of each server (sliced, interleaved) and the fixed-rate run."""
     with tempfile.TemporaryDirectory(prefix="fieldwarden-bench-") as tmp:
-        servers, ca = start_servers(Path(tmp), workers, threads)
+        servers, ca = start_servers(Path(tmp), workers)
         try:
             found = load_sliced(servers, ca, args.seconds, args.slice)
             if not args.matrix:
@@ -463,10 +461,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--slice", type=float, default=0.5, help="length of one server's turn at saturation")
     parser.add_argument("--fixed-seconds", type=float, default=10.0, help="length of the 500 req/s run")
     parser.add_argument("--workers", type=int, help="gunicorn workers (default: the configuration's)")
-    parser.add_argument("--threads", type=int, help="threads per worker (default: the configuration's)")
-    parser.add_argument("--matrix", action="store_true", help="saturation for several workers x threads")
-    parser.add_argument("--sizes", default="1x4,1x8,2x1,2x2,2x4,2x8,3x2,4x1",
-                        help="the --matrix sizes, WORKERSxTHREADS,... (default %(default)s)")
+    parser.add_argument("--matrix", action="store_true", help="saturation for several worker counts")
+    parser.add_argument("--sizes", default="1,2,3,4", help="the --matrix worker counts (default %(default)s)")
     # Internal modes: the load process and the trivial server.
     parser.add_argument("--load", choices=["sliced", "fixed"], help=argparse.SUPPRESS)
     parser.add_argument("--ports", help=argparse.SUPPRESS)
@@ -490,16 +486,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve_trivial(args)
 
     if args.matrix:
-        print(f"{'workers':>7} {'threads':>7} {'webhook req/s':>14} {'trivial req/s':>14} {'ratio':>6}", flush=True)
+        print(f"{'workers':>7} {'webhook req/s':>14} {'trivial req/s':>14} {'ratio':>6}", flush=True)
         for size in args.sizes.split(","):
-            workers, threads = (int(n) for n in size.split("x"))
-            found = measure(args, workers, threads)
-            print(f"{workers:>7} {threads:>7} {found['webhook']:>14.0f} {found['trivial']:>14.0f} "
+            workers = int(size)
+            found = measure(args, workers)
+            print(f"{workers:>7} {found['webhook']:>14.0f} {found['trivial']:>14.0f} "
                   f"{statistics.median(found['ratios']):>6.2f}", flush=True)
         return 0
 
     mixed, per_item = decision_cost()
-    found = measure(args, args.workers, args.threads)
+    found = measure(args, args.workers)
     fixed = found["fixed"]
     latencies = fixed["latencies"]
     p50, p99 = percentile(latencies, 0.50) * 1000, percentile(latencies, 0.99) * 1000

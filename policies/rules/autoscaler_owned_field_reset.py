@@ -118,7 +118,6 @@ from ..draft import Draft
 from ..kube import canonical_group, get_path, group_kind, pod_template_path
 from ..model import WARNING, FieldPath, ObjectKey
 from ..rule import ADMISSION
-from ._quantity import exceeds
 
 CODE = "FW403"
 NAME = "autoscaler-owned-field-reset"
@@ -355,6 +354,14 @@ _Pair = tuple[Any, Any]  # (request, limit) of one resource; None: not set
 _KINDS = ("requests", "limits")
 _SLOT_NAMES = ("request", "limit")
 _VALUE_TYPES = (type(None), str, int, float)  # what a quantity can be in JSON, or not set
+
+
+def exceeds(request: Any, limit: Any) -> bool:
+    """Whether `request` is above `limit` (_quantity.exceeds, imported on first use: it needs
+    `decimal`, and the linter, which loads every rule, never calls it)."""
+    from ._quantity import exceeds as compare
+
+    return compare(request, limit)
 
 
 def _keep_container(

@@ -42,6 +42,9 @@ VALUE_SETS: dict[str, dict[str, Any] | None] = {
     "excluded-namespaces": {"admission": {
         "excludedNamespaces": ["monitoring", "kube-system", "argocd"],
         "namespaceSelectorExpressions": [{"key": "team", "operator": "Exists"}]}},
+    "network-policy": {"networkPolicy": {
+        "enabled": True, "apiServerCIDRs": ["10.0.0.0/28", "fd00::/64"],
+        "metricsFrom": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}]}},
     "no-readiness-gate": {"admission": {"readinessGate": {"enabled": False}}},
     "validating-only": {"admission": {"readinessGate": {"enabled": False}, "autoscalerOwnership": {"enabled": False}}},
     "tuned": {
@@ -311,6 +314,40 @@ def test_deployments_are_highly_available(name: str) -> None:
             assert any(first.get(k) not in (None, v) for k, v in second.items())
 
 
+@pytest.mark.parametrize("name", SETS)
+def test_the_webhook_liveness_probe_does_not_restart_a_busy_pod(name: str) -> None:
+    container = deployments(rendered(name))["webhook"]["spec"]["template"]["spec"]["containers"][0]
+    live, ready = container["livenessProbe"], container["readinessProbe"]
+    # Restarted only after a whole minute without an answer, each try waiting longer than
+    # the readiness probe does: a busy pod leaves the Service first, and is not killed.
+    assert live["periodSeconds"] * live["failureThreshold"] >= 60
+    assert live["timeoutSeconds"] > ready["timeoutSeconds"]
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_network_policies_fence_the_pods_only_when_asked(name: str) -> None:
+    objects = rendered(name)
+    values = merged(name)
+    policies = {p["metadata"]["name"]: p for p in of_kind(objects, "NetworkPolicy")}
+    if not values["networkPolicy"]["enabled"]:
+        assert policies == {}
+        return
+    pods = deployments(objects)
+    webhook = policies["fieldwarden-webhook"]["spec"]
+    assert webhook["podSelector"] == pods["webhook"]["spec"]["selector"]
+    assert webhook["policyTypes"] == ["Ingress"]  # egress stays open: it lists and watches the API server
+    (rule,) = webhook["ingress"]
+    assert rule["ports"] == [{"port": 8443, "protocol": "TCP"}]
+    cidrs = [peer["ipBlock"]["cidr"] for peer in rule["from"] if "ipBlock" in peer]
+    assert cidrs == values["networkPolicy"]["apiServerCIDRs"]
+    assert [peer for peer in rule["from"] if "ipBlock" not in peer] == values["networkPolicy"]["metricsFrom"]
+    if "controller" in pods:
+        controller = policies["fieldwarden-controller"]["spec"]
+        assert controller["podSelector"] == pods["controller"]["spec"]["selector"]
+        (scrape,) = controller["ingress"]
+        assert scrape == {"from": values["networkPolicy"]["metricsFrom"], "ports": [{"port": 8080, "protocol": "TCP"}]}
+
+
 def _parse(module: Any, args: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(exit_on_error=False)
     module.add_arguments(parser)
@@ -327,7 +364,7 @@ def test_the_webhook_pod_serves_as_fieldwarden_serve_expects(name: str) -> None:
     assert container["args"][0] == "serve"
     args = _parse(serve_cli, container["args"][1:])  # the real command line parser accepts them
     assert (args.bind, str(args.cert_dir), str(args.config)) == ("0.0.0.0:8443", "/tls", "/etc/fieldwarden/config.yaml")
-    assert (args.workers, args.threads) == (values["webhook"]["workers"], values["webhook"]["threads"])
+    assert (args.workers, args.worker_connections) == (values["webhook"]["workers"], values["webhook"]["workerConnections"])
     assert container["ports"] == [{"name": "https", "containerPort": 8443, "protocol": "TCP"}]
     for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")):
         assert container[probe]["httpGet"] == {"path": path, "port": "https", "scheme": "HTTPS"}
@@ -439,6 +476,7 @@ def test_default_values_and_every_value_set_pass_the_schema() -> None:
 @pytest.mark.parametrize("values, message", [
     ({"tls": {"selfSigned": {"certValidityDays": 30, "renewBeforeDays": 30}}}, "renewBeforeDays must be less"),
     ({"controller": {"renewDeadline": 20}}, "retryPeriod < renewDeadline < leaseDuration"),
+    ({"networkPolicy": {"enabled": True}}, "networkPolicy.apiServerCIDRs must name"),
 ])
 def test_inconsistent_values_stop_the_render(values: dict[str, Any], message: str) -> None:
     with pytest.raises(helm.HelmRenderError, match=re.escape(message)):

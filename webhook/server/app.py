@@ -37,7 +37,14 @@ def create_app(settings: Settings, inventory: Inventory) -> Flask:
 
     def review(endpoint: Endpoint) -> Response:
         environ = request.environ  # (not Werkzeug's request properties: they cost ~6 us a request)
-        status, answer = admit(_body(environ, limit), environ.get("CONTENT_TYPE", ""), endpoint, settings, inventory)
+        try:
+            body = _body(environ, limit)
+        except HTTPException:
+            raise
+        except Exception as exc:  # the server's stream refused the body (a bad chunk, a cut connection)
+            logs.event("unreadable body", logging.WARNING, error=type(exc).__name__)
+            return _json(error_body(400, f"the request body could not be read: {type(exc).__name__}"), 400)
+        status, answer = admit(body, environ.get("CONTENT_TYPE", ""), endpoint, settings, inventory)
         return _json(answer, status)
 
     @app.post("/mutate")

@@ -2,14 +2,26 @@
 
 `fieldwarden serve` loads these settings and lays its command-line choices over them;
 each can also come from the environment (FIELDWARDEN_BIND, FIELDWARDEN_TLS_CERT,
-FIELDWARDEN_TLS_KEY, FIELDWARDEN_WORKERS, FIELDWARDEN_THREADS,
-FIELDWARDEN_TLS_RELOAD_SECONDS, FIELDWARDEN_LOG_LEVEL). The choices, and why:
+FIELDWARDEN_TLS_KEY, FIELDWARDEN_WORKERS, FIELDWARDEN_WORKER_CONNECTIONS,
+FIELDWARDEN_TLS_RELOAD_SECONDS, FIELDWARDEN_LOG_LEVEL, FIELDWARDEN_HANDSHAKE_SECONDS,
+FIELDWARDEN_FIRST_REQUEST_SECONDS, FIELDWARDEN_REQUEST_SECONDS). The choices, and why:
 
-- `gthread` workers: the only built-in worker class that keeps connections alive,
-  which the API server relies on (it pools connections to a webhook). 2 workers x 4
-  threads on 2 cores, chosen with bench/webhook_load.py: a decision is pure CPU, so
-  one process per core does the work and a few threads per process hide the TLS
-  reads and writes; more threads only add GIL contention (README, "The webhook").
+- `fieldwarden.webhook.server.worker.WebhookWorker`, gunicorn's gevent worker with a
+  deadline on each phase of a connection (webhook/server/worker.py says how). Any pod can
+  reach the webhook's Service: with threads (gthread), 16 connections that finished TLS
+  and sent nothing held all 2 x 4 threads, and 200 slowloris connections failed most
+  normal requests, so the policies were off (`failurePolicy: Ignore`) or the cluster
+  blocked (`Fail`). A gevent connection costs a greenlet, not a thread; the deadlines
+  free it: `handshake_seconds` 5 for TLS, `first_request_seconds` 10 for the first
+  request to start, `request_seconds` 10 for a whole request once started (the API
+  server waits at most 30 s, the chart's webhooks 5 s). bench/webhook_load.py measured
+  gevent at least as fast as 2 x 4 gthread: a decision is pure CPU, and one greenlet at
+  a time per process has no GIL contention.
+- 2 workers (one per core; `FIELDWARDEN_WORKERS`), `worker_connections` 1000 each
+  (`FIELDWARDEN_WORKER_CONNECTIONS`): 500 silent, 200 slowloris or 200 half-done
+  handshakes leave room for the API server's connections (tests/webhook/server/
+  test_hostile_clients.py); past the bound, new connections wait in the backlog until
+  the deadlines free slots. An idle TLS connection costs about 30 kB.
 - `keepalive` 120 s: longer than the API server's 90 s idle-connection timeout (Go's
   default transport), so the client, never the server, closes an idle connection
   and no request is ever sent into a connection the server is closing.
@@ -35,7 +47,7 @@ from gunicorn import glogging  # type: ignore[import-untyped]
 
 DEFAULT_BIND = "127.0.0.1:8443"
 DEFAULT_WORKERS = 2
-DEFAULT_THREADS = 4
+DEFAULT_WORKER_CONNECTIONS = 1000
 
 
 def _env(name: str, default: str) -> str:
@@ -45,10 +57,13 @@ def _env(name: str, default: str) -> str:
 bind = [_env("FIELDWARDEN_BIND", DEFAULT_BIND)]
 certfile = os.environ.get("FIELDWARDEN_TLS_CERT")
 keyfile = os.environ.get("FIELDWARDEN_TLS_KEY")
-worker_class = "gthread"
+worker_class = "fieldwarden.webhook.server.worker.WebhookWorker"
 workers = int(_env("FIELDWARDEN_WORKERS", str(DEFAULT_WORKERS)))
-threads = int(_env("FIELDWARDEN_THREADS", str(DEFAULT_THREADS)))
-worker_connections = 1000
+worker_connections = int(_env("FIELDWARDEN_WORKER_CONNECTIONS", str(DEFAULT_WORKER_CONNECTIONS)))
+# Read by WebhookWorker (not gunicorn settings).
+handshake_seconds = float(_env("FIELDWARDEN_HANDSHAKE_SECONDS", "5"))
+first_request_seconds = float(_env("FIELDWARDEN_FIRST_REQUEST_SECONDS", "10"))
+request_seconds = float(_env("FIELDWARDEN_REQUEST_SECONDS", "10"))
 keepalive = 120
 timeout = 30
 graceful_timeout = 25
@@ -78,7 +93,7 @@ class JsonLogger(glogging.Logger):  # type: ignore[misc]
 
 
 def ssl_context(config: Any, default_ssl_context_factory: Callable[[], ssl.SSLContext]) -> ssl.SSLContext:
-    """gunicorn hook (per connection in gthread workers): the freshest server context."""
+    """gunicorn hook (per connection in WebhookWorker): the freshest server context."""
     from .tls import ReloadingContext
 
     key = (str(config.certfile), str(config.keyfile))
@@ -94,6 +109,13 @@ def worker_exit(server: Any, worker: Any) -> None:
     stop = getattr(worker.app, "on_worker_exit", None)
     if callable(stop):
         stop()
+    import logging
+
+    # Flush and close the log handlers now, while gevent is whole: at the interpreter's teardown
+    # each handler's weakref callback takes logging's lock, which gevent's patching made depend
+    # on module globals that are gone by then ("Exception ignored ... get_ident").
+    logging.shutdown()
+    del logging._handlerList[:]  # type: ignore[attr-defined]
 
 
 def child_exit(server: Any, worker: Any) -> None:
@@ -106,7 +128,7 @@ def child_exit(server: Any, worker: Any) -> None:
 def settings() -> dict[str, Any]:
     """The settings above, by gunicorn setting name (for gunicorn.app.base.BaseApplication)."""
     names = (
-        "bind", "certfile", "keyfile", "worker_class", "workers", "threads", "worker_connections",
+        "bind", "certfile", "keyfile", "worker_class", "workers", "worker_connections",
         "keepalive", "timeout", "graceful_timeout", "backlog", "limit_request_line",
         "limit_request_fields", "accesslog", "errorlog", "loglevel", "proc_name", "logger_class",
         "control_socket_disable", "ssl_context", "worker_exit", "child_exit",

@@ -82,6 +82,7 @@ _REASONS = {
     400: "BadRequest",
     404: "NotFound",
     405: "MethodNotAllowed",
+    408: "Timeout",
     413: "RequestEntityTooLarge",
     415: "UnsupportedMediaType",
     500: "InternalError",

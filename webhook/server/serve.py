@@ -61,7 +61,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "or the in-cluster service account)")
     parser.add_argument("--context", metavar="NAME", help="the kubeconfig context to use")
     parser.add_argument("--workers", type=_positive, metavar="N", help="gunicorn worker processes (default 2)")
-    parser.add_argument("--threads", type=_positive, metavar="N", help="threads per worker (default 4)")
+    parser.add_argument("--worker-connections", type=_positive, metavar="N",
+                        help="open connections a worker holds at most (default 1000); more wait in the backlog")
     parser.add_argument("--tls-reload-seconds", type=float, metavar="S", default=None,
                         help="how often the certificate files are checked for rotation (default 5)")
     parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default=None)
@@ -105,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     bind = args.bind or default_bind()
     options: dict[str, Any] = {"bind": [bind], "certfile": str(certs.cert), "keyfile": str(certs.key)}
-    for name in ("workers", "threads"):
+    for name in ("workers", "worker_connections"):
         if getattr(args, name) is not None:
             options[name] = getattr(args, name)
     if args.log_level:
@@ -247,6 +248,7 @@ def serve_wsgi(make_app: Callable[[], Any], options: Mapping[str, Any],
     from . import gunicorn_conf
 
     settings = {**gunicorn_conf.settings(), **options}
+    _raise_open_file_limit(int(settings["worker_connections"]))
 
     class Server(BaseApplication):  # type: ignore[misc]
         def load_config(self) -> None:
@@ -266,3 +268,18 @@ def serve_wsgi(make_app: Callable[[], Any], options: Mapping[str, Any],
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     return 0
+
+
+def _raise_open_file_limit(connections: int) -> None:
+    """Lift the soft limit on open files towards the hard one, so a worker can hold its
+    `worker_connections` (some systems still default to 1,024 descriptors a process)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = connections + 256  # its listening socket, TLS files, the inventory's watches, logs
+    if soft == resource.RLIM_INFINITY or soft >= wanted:
+        return
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted if hard == resource.RLIM_INFINITY else min(wanted, hard), hard))
+    except (ValueError, OSError):
+        pass  # the limit stays; past it, accept() fails and gunicorn retries
