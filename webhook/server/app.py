@@ -13,7 +13,8 @@ rather than fail) carries no internals, only "internal error", and logs the trac
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping
+from http import HTTPStatus
+from typing import Any, Callable, Iterable, Mapping
 
 import orjson
 
@@ -34,26 +35,6 @@ def create_app(settings: Settings, inventory: Inventory) -> Flask:
     app = Flask("fieldwarden.webhook")
     limit = settings.webhook.max_request_bytes
     app.config["MAX_CONTENT_LENGTH"] = limit  # (for whatever Werkzeug reads itself; `_body` keeps to it too)
-
-    def review(endpoint: Endpoint) -> Response:
-        environ = request.environ  # (not Werkzeug's request properties: they cost ~6 us a request)
-        try:
-            body = _body(environ, limit)
-        except HTTPException:
-            raise
-        except Exception as exc:  # the server's stream refused the body (a bad chunk, a cut connection)
-            logs.event("unreadable body", logging.WARNING, error=type(exc).__name__)
-            return _json(error_body(400, f"the request body could not be read: {type(exc).__name__}"), 400)
-        status, answer = admit(body, environ.get("CONTENT_TYPE", ""), endpoint, settings, inventory)
-        return _json(answer, status)
-
-    @app.post("/mutate")
-    def mutate() -> Response:
-        return review(MUTATE)
-
-    @app.post("/validate")
-    def validate() -> Response:
-        return review(VALIDATE)
 
     @app.get("/healthz")
     def healthz() -> Response:
@@ -83,7 +64,62 @@ def create_app(settings: Settings, inventory: Inventory) -> Flask:
         logs.event("unhandled error", logging.ERROR, exc_info=True, path=request.path)
         return _json(error_body(500, "internal error"), 500)
 
+    app.wsgi_app = admission_endpoints(app.wsgi_app, settings, inventory)  # type: ignore[method-assign,assignment]
     return app
+
+
+WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+ENDPOINTS: dict[str, Endpoint] = {"/mutate": MUTATE, "/validate": VALIDATE}
+
+
+def admission_endpoints(other: WsgiApp, settings: Settings, inventory: Inventory) -> WsgiApp:
+    """WSGI middleware answering `/mutate` and `/validate` itself, everything else through `other`.
+
+    The admission endpoints are the hot path: Flask's request context, routing and response
+    object cost about a fifth of a request's CPU (py-spy, bench/webhook_load.py), and these
+    two need none of it. What they answer is what Flask routes answered: JSON bodies, a 405
+    for another method, 413 over the size limit, a JSON 500 for a bug.
+    """
+    limit = settings.webhook.max_request_bytes
+
+    def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        endpoint = ENDPOINTS.get(environ.get("PATH_INFO", ""))
+        if endpoint is None:
+            return other(environ, start_response)
+        method = environ.get("REQUEST_METHOD", "")
+        if method != "POST":
+            logs.event("http error", logging.WARNING, status=405, path=environ["PATH_INFO"], method=method)
+            return _reply(start_response, 405, error_body(405, f"{method} is not allowed here: POST an AdmissionReview"),
+                          [("Allow", "POST")])
+        try:
+            body = _body(environ, limit)
+        except RequestEntityTooLarge:
+            logs.event("http error", logging.WARNING, status=413, path=environ["PATH_INFO"], method=method)
+            return _reply(start_response, 413, error_body(413, f"the request body is over {limit} bytes"))
+        except Exception as exc:  # the server's stream refused the body (a bad chunk, a cut connection)
+            logs.event("unreadable body", logging.WARNING, error=type(exc).__name__)
+            return _reply(start_response, 400, error_body(400, f"the request body could not be read: {type(exc).__name__}"))
+        try:
+            status, answer = admit(body, environ.get("CONTENT_TYPE", ""), endpoint, settings, inventory)
+        except Exception:
+            logs.event("unhandled error", logging.ERROR, exc_info=True, path=environ["PATH_INFO"])
+            return _reply(start_response, 500, error_body(500, "internal error"))
+        return _reply(start_response, status, answer)
+
+    return application
+
+
+_STATUS_LINES: dict[int, str] = {}
+
+
+def _reply(start_response: Callable[..., Any], status: int, data: Any,
+           headers: Iterable[tuple[str, str]] = ()) -> list[bytes]:
+    body = orjson.dumps(data)
+    line = _STATUS_LINES.get(status)
+    if line is None:
+        line = _STATUS_LINES[status] = f"{status} {HTTPStatus(status).phrase}"
+    start_response(line, [("Content-Type", "application/json"), ("Content-Length", str(len(body))), *headers])
+    return [body]
 
 
 def _body(environ: Mapping[str, Any], limit: int) -> bytes:

@@ -137,14 +137,19 @@ def _diff_unequal(
                     continue  # (what `_equal` says, without the call: most keys hold equal scalars)
             elif _equal(old, value):
                 continue
-            if depth < _MAX_RECURSION:
-                _diff_unequal(old, value, f"{path}/{escape(key)}", ops, deeper, depth + 1)
-            else:
-                deeper.append((old, value, f"{path}/{escape(key)}"))
+            _descend(old, value, f"{path}/{escape(key)}", ops, deeper, depth)
     elif isinstance(source, list) and isinstance(target, list):
         _diff_list(source, target, path, ops, deeper, depth)
     elif not same(source, target):
         ops.append({"op": "replace", "path": path, "value": target})
+
+
+def _descend(source: Any, target: Any, path: str, ops: list[Operation], deeper: _Pending, depth: int) -> None:
+    """Diff two unequal children now, or queue them in `deeper` past `_MAX_RECURSION`."""
+    if depth < _MAX_RECURSION:
+        _diff_unequal(source, target, path, ops, deeper, depth + 1)
+    else:
+        deeper.append((source, target, path))
 
 
 def _diff_list(
@@ -154,10 +159,7 @@ def _diff_list(
         for index, (old, new) in enumerate(zip(source, target)):
             if _equal(old, new):
                 continue
-            if depth < _MAX_RECURSION:
-                _diff_unequal(old, new, f"{path}/{index}", ops, deeper, depth + 1)
-            else:
-                deeper.append((old, new, f"{path}/{index}"))
+            _descend(old, new, f"{path}/{index}", ops, deeper, depth)
     elif len(source) < len(target) and all(a is b or same(a, b) for a, b in zip(source, target)):
         ops.extend({"op": "add", "path": f"{path}/-", "value": item} for item in target[len(source) :])
     else:

@@ -23,7 +23,7 @@ import pytest
 
 from tests.webhook.live import Client, Server, clean_environment
 from tests.webhook.samples import review
-from tests.webhook.server.test_server import admit, server_args
+from tests.webhook.server.serving import admit, server_args
 
 FRESH_REQUESTS = 40
 KEPT_ALIVE_REQUESTS = 100
@@ -37,16 +37,6 @@ def enough_file_descriptors() -> None:
     wanted = 4096 if hard == resource.RLIM_INFINITY else min(hard, 4096)
     if soft != resource.RLIM_INFINITY and soft < wanted:
         resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    folder = tmp_path_factory.mktemp("webhook")
-    running = Server(server_args(folder), folder)
-    try:
-        yield running
-    finally:
-        running.stop()
 
 
 class Hostile:

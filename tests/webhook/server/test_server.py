@@ -23,29 +23,11 @@ from cryptography import x509
 
 from fieldwarden.webhook.server import certs
 from tests.webhook.live import Client, Server
-from tests.webhook.samples import FIXTURES, edit, patched, review
+from tests.webhook.server.serving import MAX_REQUEST_BYTES, admit, server_args
+from tests.webhook.samples import edit, patched, review
 
-MAX_REQUEST_BYTES = 1024 * 1024
-CONFIG = f"webhook:\n  max-request-bytes: {MAX_REQUEST_BYTES}\n"
 GATE = {"conditionType": "InPlaceUpdateReady"}
 INJECTED_LABEL = "fieldwarden.io/readiness-gate"
-
-
-def server_args(folder: Path) -> list[str]:
-    (folder / "hpa.yaml").write_text((FIXTURES / "hpa-web.yaml").read_text())
-    (folder / "fieldwarden.yaml").write_text(CONFIG)
-    return ["--cert-dir", str(folder / "tls"), "--inventory", "hpa.yaml", "--config", "fieldwarden.yaml",
-            "--tls-reload-seconds", "0.2", "--workers", "2"]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    folder = tmp_path_factory.mktemp("webhook")
-    running = Server(server_args(folder), folder)
-    try:
-        yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture
@@ -53,17 +35,6 @@ def client(server: Server) -> Iterator[Client]:
     connection = server.client()
     yield connection
     connection.close()
-
-
-def admit(client: Client, path: str, data: dict[str, Any]) -> dict[str, Any]:
-    """POST an AdmissionReview; the checked response body."""
-    reply = client.post(path, data)
-    assert reply.status == 200, reply.body
-    assert reply.headers["content-type"] == "application/json"
-    answer = reply.json()
-    assert answer["apiVersion"] == "admission.k8s.io/v1" and answer["kind"] == "AdmissionReview"
-    assert answer["response"]["uid"] == data["request"]["uid"]
-    return answer  # type: ignore[no-any-return]
 
 
 # -- the policies ---------------------------------------------------------------------

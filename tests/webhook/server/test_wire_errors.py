@@ -10,24 +10,12 @@ from __future__ import annotations
 import json
 import socket
 import ssl
-from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from tests.webhook.live import Server
 from tests.webhook.samples import review
-from tests.webhook.server.test_server import server_args
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    folder = tmp_path_factory.mktemp("webhook")
-    running = Server(server_args(folder), folder)
-    try:
-        yield running
-    finally:
-        running.stop()
 
 
 def exchange(server: Server, raw: bytes) -> tuple[int, dict[str, str], Any]:
