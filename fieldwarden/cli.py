@@ -17,10 +17,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
 
-    from .linter import cli as lint_cli
-
     lint = commands.add_parser("lint", help="lint manifests (files, folders, - for stdin)")
-    lint_cli.add_arguments(lint)
     rules = commands.add_parser("rules", help="list the rules")
     rules.add_argument("--format", choices=["text", "json"], default="text")
     explain = commands.add_parser("explain", help="print one rule's documentation")
@@ -32,9 +29,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "set-image": "update container images in place, draining the pod first",
     }
     parsers = {name: commands.add_parser(name, help=text) for name, text in webhook_commands.items()}
+    # The command's own options come from its module, imported only when that command runs:
+    # `--version`, `rules` and `explain` never load the linter, `lint` never the webhook.
     words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
     chosen = None
-    if words[:1] and words[0] in webhook_commands:  # only then: `fieldwarden lint` never loads the webhook
+    if words[:1] == ["lint"]:
+        from .linter import cli as lint_cli
+
+        lint_cli.add_arguments(lint)
+    elif words[:1] and words[0] in webhook_commands:
         chosen = _webhook_command(words[0])
         chosen.add_arguments(parsers[words[0]])
 
@@ -47,6 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         gc.freeze()
     try:
         if args.command == "lint":
+            from .linter import cli as lint_cli
+
             return lint_cli.run(args)
         if chosen is not None:
             return int(chosen.run(args))

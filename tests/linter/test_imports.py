@@ -85,3 +85,36 @@ def test_policies_import_neither_front_end_nor_frameworks(tmp_path: Path) -> Non
     forbidden = {m for m in modules if m.startswith(("fieldwarden.linter", "fieldwarden.webhook"))}
     assert not forbidden
     assert not modules & {"flask", "gunicorn", "kubernetes", "werkzeug"}
+
+
+# What each run may load of fieldwarden, beyond the package and its command line.
+LINTER = "fieldwarden.linter"
+POLICIES = "fieldwarden.policies"
+
+
+def _ours(modules: set[str]) -> set[str]:
+    return {m for m in modules if m.startswith("fieldwarden.")} - {"fieldwarden.cli", "fieldwarden.__main__"}
+
+
+def test_version_imports_nothing_but_the_command_line(tmp_path: Path) -> None:
+    modules = imported(["-m", "fieldwarden", "--version"], tmp_path)
+    assert "fieldwarden.cli" in modules
+    assert _ours(modules) == set(), "--version needs neither the linter nor the rules"
+    assert not modules & {"yaml", "json", *WEBHOOK_STACK, *HEAVY_STDLIB}
+
+
+def test_rules_and_explain_import_the_rules_but_not_the_linter(tmp_path: Path) -> None:
+    for args in (["rules"], ["explain", "FW101"]):
+        modules = imported(["-m", "fieldwarden", *args], tmp_path)
+        assert "fieldwarden.policies.registry" in modules, args
+        assert not {m for m in modules if m.startswith(LINTER)}, args
+        assert not modules & {"yaml", *WEBHOOK_STACK}, args
+
+
+def test_one_file_lint_imports_no_fixer_cache_or_configuration_validator(tmp_path: Path) -> None:
+    write(tmp_path, "deploy.yaml", DEPLOYMENT)
+    modules = imported(["-m", "fieldwarden", "lint", "deploy.yaml"], tmp_path)
+    assert {"yaml", "fieldwarden.linter.cli", "fieldwarden.linter.engine", "fieldwarden.policies.registry"} <= modules
+    # --fix, the context cache and the configuration's JSON Schema are for other runs
+    unused = {"fieldwarden.linter.fix", "fieldwarden.linter.cache", "jsonschema", "difflib", "hmac"}
+    assert not modules & unused
