@@ -15,7 +15,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..policies.config import Settings
 from ..policies.kube import is_kubernetes_object, object_key
-from ..policies.model import FieldPath, ObjectKey, format_path
+from ..policies.model import FieldPath, ObjectKey, format_path, lighter
 from ..policies.registry import RULES
 from ..policies.rule import OBJECT, SET
 from .discover import is_helm_template
@@ -152,7 +152,7 @@ def analyse(display: str, data: bytes | None, error: str, settings: Settings, fu
                     line, column = locate(node, violation.path)
                     findings.append(
                         Finding(
-                            display, line, column, rule.CODE, settings.severity[rule.CODE], label,
+                            display, line, column, rule.CODE, lighter(settings.severity[rule.CODE], violation), label,
                             format_path(violation.path, obj), violation.message, violation.hint,
                             document.index, prefix + tuple(violation.path),
                         )

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable, NamedTuple, Sequence
 
 from ..policies.config import Settings
-from ..policies.model import format_path
+from ..policies.model import format_path, lighter
 from ..policies.registry import RULES, resolve
 from ..policies.rule import ADMISSION, SET, SetObject
 from .analyse import FileResult, Finding, ObjectRecord, analyse, context_paths, locate_in_record, read_source
@@ -196,7 +196,7 @@ def _run_set_rules(records: list[ObjectRecord], owners: list[FileResult], target
             line, column = locate_in_record(record, violation.path)
             found.append(
                 Finding(
-                    owners[index].file, line, column, code, settings.severity[code], record.label,
+                    owners[index].file, line, column, code, lighter(settings.severity[code], violation), record.label,
                     format_path(violation.path, record.projection), violation.message, violation.hint,
                     record.document, record.prefix + tuple(violation.path),
                 )

@@ -19,6 +19,16 @@ class Violation(NamedTuple):
     path: FieldPath
     message: str
     hint: str = ""
+    # A lower severity than the rule's for this one finding ("" = the rule's); see lighter().
+    severity: str = ""
+
+
+def lighter(configured: str, violation: Violation) -> str:
+    """A finding's severity: the configured one, lowered to the violation's own if that is lower."""
+    own = violation.severity
+    if own and SEVERITY_RANK[own] < SEVERITY_RANK[configured]:
+        return own
+    return configured
 
 
 class ObjectKey(NamedTuple):

@@ -10,19 +10,15 @@ import pytest
 import yaml
 
 from fieldwarden.linter.fix import FieldPath, FixError, remove_fields
+from fieldwarden.policies.rules import live_object_export
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "fix"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-LIVE: list[FieldPath] = [
-    ("status",),
-    ("metadata", "managedFields"),
-    ("metadata", "uid"),
-    ("metadata", "resourceVersion"),
-    ("metadata", "creationTimestamp"),
-    ("metadata", "generation"),
-    ("metadata", "selfLink"),
-    ("metadata", "annotations", LAST_APPLIED),
-]
+
+
+def live(text: str) -> list[FieldPath]:
+    """The paths FW306 reports in the first document of ``text`` (what ``--fix`` removes)."""
+    return [v.path for v in live_object_export.check(yaml.safe_load(text), {})]
 
 
 def fix(text: str, *paths: FieldPath, doc: int = 0) -> str:
@@ -42,13 +38,16 @@ def read(name: str) -> str:
 
 @pytest.mark.parametrize("name", ["deployment.yaml", "deployment.json"])
 def test_kubectl_export(name: str) -> None:
-    fixed = fix(read(name), *LIVE)
+    text = read(name)
+    fixed = fix(text, *live(text))
     assert fixed == read(name.replace(".", ".fixed.", 1))
 
 
 def test_fixed_json_export_is_still_json() -> None:
-    data = json.loads(fix(read("deployment.json"), *LIVE))
-    assert set(data["metadata"]) == {"name", "namespace", "labels", "annotations"}
+    text = read("deployment.json")
+    data = json.loads(fix(text, *live(text)))
+    assert set(data["metadata"]) == {"name", "namespace", "labels"}
+    assert data["spec"]["template"]["metadata"] == {"labels": {"app": "web"}}
     assert "status" not in data
 
 
@@ -60,8 +59,9 @@ def test_json_layouts_match_json_dumps(dump_args: dict[str, Any]) -> None:
     del expected["status"], expected["metadata"]["managedFields"], expected["metadata"]["uid"]
     del expected["metadata"]["resourceVersion"], expected["metadata"]["creationTimestamp"]
     del expected["metadata"]["generation"], expected["metadata"]["selfLink"]
-    del expected["metadata"]["annotations"][LAST_APPLIED]
-    assert fix(json.dumps(obj, **dump_args), *LIVE) == json.dumps(expected, **dump_args)
+    del expected["metadata"]["annotations"], expected["spec"]["template"]["metadata"]["creationTimestamp"]
+    text = json.dumps(obj, **dump_args)
+    assert fix(text, *live(text)) == json.dumps(expected, **dump_args)
 
 
 # --- block mappings ---------------------------------------------------------------
@@ -249,7 +249,7 @@ def test_crlf_line_endings_are_kept() -> None:
     assert fix(text, ("status",), ("metadata", "uid")) == "kind: Pod\r\nmetadata:\r\n  name: y\r\n"
     export = read("deployment.yaml")
     crlf = export.replace("\n", "\r\n")
-    assert fix(crlf, *LIVE) == read("deployment.fixed.yaml").replace("\n", "\r\n")
+    assert fix(crlf, *live(export)) == read("deployment.fixed.yaml").replace("\n", "\r\n")
 
 
 def test_utf8_bom_is_kept() -> None:
@@ -314,7 +314,7 @@ def test_kind_list_items() -> None:
         "kind: List\n"
     )
     obj = {"apiVersion": "v1", "kind": "List", "items": [json.loads(read("deployment.json"))] * 3}
-    paths = [("items", i, *p) for i in (0, 2) for p in LIVE]
+    paths = [("items", i, *p) for i in (0, 2) for p in live(read("deployment.json"))]
     data = json.loads(fix(json.dumps(obj, indent=4), *paths))
     assert [("status" in item, "uid" in item["metadata"]) for item in data["items"]] == [
         (False, False), (True, True), (False, False)]

@@ -42,26 +42,30 @@ def test_yaml_export_reports_each_field_at_its_key(tmp_path: Path) -> None:
     run = lint(fw306(str(path)))
     assert run.code == 1
     assert run.hits() == [
+        ("export.yaml", 6, 5, "FW306"),  # annotations.deployment.kubernetes.io/revision
         ("export.yaml", 7, 5, "FW306"),  # annotations.kubectl.kubernetes.io/last-applied-configuration
         ("export.yaml", 9, 3, "FW306"),  # creationTimestamp
         ("export.yaml", 10, 3, "FW306"),  # generation
         ("export.yaml", 13, 3, "FW306"),  # managedFields
         ("export.yaml", 51, 3, "FW306"),  # resourceVersion
         ("export.yaml", 52, 3, "FW306"),  # uid
+        ("export.yaml", 63, 7, "FW306"),  # spec.template.metadata.creationTimestamp: null (info)
         ("export.yaml", 70, 1, "FW306"),  # status
         # the Service, second document
         ("export.yaml", 87, 3, "FW306"),  # creationTimestamp
         ("export.yaml", 90, 3, "FW306"),  # resourceVersion
         ("export.yaml", 91, 3, "FW306"),  # uid
-        ("export.yaml", 101, 1, "FW306"),  # status: {loadBalancer: {}}
+        ("export.yaml", 101, 1, "FW306"),  # status: {loadBalancer: {}} (info)
     ]
     fields = [f["field"] for f in run.findings if f["line"] < 80]
     assert fields == [
+        'metadata.annotations["deployment.kubernetes.io/revision"]',
         'metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"]',
         "metadata.creationTimestamp", "metadata.generation", "metadata.managedFields",
-        "metadata.resourceVersion", "metadata.uid", "status",
+        "metadata.resourceVersion", "metadata.uid", "spec.template.metadata.creationTimestamp", "status",
     ]
-    assert all(f["hint"] and f["severity"] == "error" for f in run.findings)
+    assert all(f["hint"] for f in run.findings)
+    assert [f["line"] for f in run.findings if f["severity"] == "info"] == [63, 101]
 
 
 def test_json_export_reports_each_field_at_its_key(tmp_path: Path) -> None:
@@ -76,47 +80,89 @@ def test_json_export_reports_each_field_at_its_key(tmp_path: Path) -> None:
         ("export.json", 36, 9, "FW306"),  # resourceVersion
         ("export.json", 37, 9, "FW306"),  # selfLink
         ("export.json", 38, 9, "FW306"),  # uid
+        ("export.json", 52, 17, "FW306"),  # spec.template.metadata.creationTimestamp: null
         ("export.json", 67, 5, "FW306"),  # status
     ]
 
 
-def test_dry_run_output_is_reported_too(tmp_path: Path) -> None:
-    """`kubectl create deployment --dry-run=client -o yaml` prints `creationTimestamp: null`
-    and `status: {}`: both reported; the pod template's `creationTimestamp: null` is not."""
-    text = (
-        "apiVersion: apps/v1\n"
-        "kind: Deployment\n"
-        "metadata:\n"
-        "  creationTimestamp: null\n"
-        "  labels:\n"
-        "    app: web\n"
-        "  name: web\n"
-        "spec:\n"
-        "  replicas: 1\n"
-        "  selector:\n"
-        "    matchLabels:\n"
-        "      app: web\n"
-        "  strategy: {}\n"
-        "  template:\n"
-        "    metadata:\n"
-        "      creationTimestamp: null\n"
-        "      labels:\n"
-        "        app: web\n"
-        "    spec:\n"
-        "      containers:\n"
-        "      - image: nginx\n"
-        "        name: nginx\n"
-        "        resources: {}\n"
-        "status: {}\n"
-    )
-    path = write(tmp_path, "web.yaml", text)
+def test_dry_run_output_is_info_and_fixed(tmp_path: Path) -> None:
+    """`kubectl create --dry-run=client -o yaml` prints `creationTimestamp: null` and an empty
+    `status`: reported as info (the run passes), and --fix still removes them."""
+    path = copy("dry-run.yaml", tmp_path)
     run = lint(fw306(str(path)))
-    assert run.hits() == [("web.yaml", 4, 3, "FW306"), ("web.yaml", 24, 1, "FW306")]
+    assert run.code == 0
+    assert run.hits() == [
+        ("dry-run.yaml", 6, 3, "FW306"),  # metadata.creationTimestamp: null
+        ("dry-run.yaml", 18, 7, "FW306"),  # spec.template.metadata.creationTimestamp: null
+        ("dry-run.yaml", 26, 1, "FW306"),  # status: {}
+        ("dry-run.yaml", 31, 3, "FW306"),  # the Service's creationTimestamp: null
+        ("dry-run.yaml", 44, 1, "FW306"),  # status: {loadBalancer: {}}
+    ]
+    assert {f["severity"] for f in run.findings} == {"info"}
+    assert lint(fw306("--fail-on", "info", str(path))).code == 1
     run = lint(fw306("--fix", str(path)))
     assert (run.code, run.hits()) == (0, [])
-    assert read(path) == text.replace("  creationTimestamp: null\n  labels", "  labels").replace(
-        "status: {}\n", ""
-    )
+    assert read(path) == expected("dry-run.fixed.yaml")
+
+
+def test_controller_and_binder_fields_of_a_list_export(tmp_path: Path) -> None:
+    """A DaemonSet, a StatefulSet and a bound PVC as `kubectl get -o yaml` lists them."""
+    path = copy("stateful.yaml", tmp_path)
+    run = lint(fw306(str(path)))
+    assert run.code == 1
+    found = [(f["line"], f["severity"], f["field"]) for f in run.findings]
+    assert found == [
+        (8, "error", 'metadata.annotations["deprecated.daemonset.template.generation"]'),
+        (9, "error", "metadata.creationTimestamp"),
+        (10, "error", "metadata.generation"),
+        (13, "error", "metadata.resourceVersion"),
+        (14, "error", "metadata.uid"),
+        (21, "info", "spec.template.metadata.creationTimestamp"),
+        (30, "error", "status"),
+        (35, "error", "metadata.creationTimestamp"),
+        (36, "error", "metadata.generation"),
+        (39, "error", "metadata.resourceVersion"),
+        (40, "error", "metadata.uid"),
+        (49, "info", "spec.template.metadata.creationTimestamp"),
+        (60, "info", "spec.volumeClaimTemplates[0].metadata.creationTimestamp"),
+        (68, "error", "status"),
+        (74, "error", 'metadata.annotations["pv.kubernetes.io/bind-completed"]'),
+        (75, "error", 'metadata.annotations["pv.kubernetes.io/bound-by-controller"]'),
+        (77, "error", 'metadata.annotations["volume.beta.kubernetes.io/storage-provisioner"]'),
+        (78, "error", 'metadata.annotations["volume.kubernetes.io/selected-node"]'),
+        (79, "error", 'metadata.annotations["volume.kubernetes.io/storage-provisioner"]'),
+        (80, "error", "metadata.creationTimestamp"),
+        (85, "error", "metadata.resourceVersion"),
+        (86, "error", "metadata.uid"),
+        (96, "error", "status"),
+    ]
+    run = lint(fw306("--fix", str(path)))
+    assert (run.code, run.hits()) == (0, [])
+    assert read(path) == expected("stateful.fixed.yaml")
+    claim = list(yaml.safe_load_all(read(path)))[0]["items"][2]
+    # what a person may have set on purpose stays: finalizers, volumeName, other annotations
+    assert claim["metadata"]["annotations"] == {"team": "storage"}
+    assert claim["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
+    assert claim["spec"]["volumeName"].startswith("pvc-")
+
+
+def test_binder_annotations_count_on_claims_only(tmp_path: Path) -> None:
+    """A PersistentVolume's pv.kubernetes.io/* annotations steer its reclaim: left alone."""
+    text = """\
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: pv-1
+  annotations:
+    pv.kubernetes.io/provisioned-by: ebs.csi.aws.com
+    pv.kubernetes.io/bound-by-controller: "yes"
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  csi: {driver: ebs.csi.aws.com, volumeHandle: vol-1}
+"""
+    path = write(tmp_path, "pv.yaml", text)
+    assert lint(fw306(str(path))).hits() == []
 
 
 def test_a_manifest_without_live_fields_passes(tmp_path: Path) -> None:
@@ -132,7 +178,6 @@ spec:
   status: whatever
   template:
     metadata:
-      creationTimestamp: null
       generation: 1
 ---
 apiVersion: v1
@@ -206,15 +251,13 @@ metadata:
 def test_fix_yaml_export_keeps_comments_and_formatting(tmp_path: Path) -> None:
     path = copy("export.yaml", tmp_path)
     run = lint(fw306("--fix", str(path)))
-    assert "fixed 11 findings" in run.stderr
+    assert "fixed 13 findings" in run.stderr
     assert (run.code, run.hits()) == (0, [])
     assert read(path) == expected("export.fixed.yaml")
     docs = list(yaml.safe_load_all(read(path)))
     assert [d["kind"] for d in docs] == ["Deployment", "Service"]
-    assert docs[0]["metadata"] == {
-        "annotations": {"deployment.kubernetes.io/revision": "3"},
-        "labels": {"app": "web"}, "name": "web", "namespace": "shop",
-    }
+    assert docs[0]["metadata"] == {"labels": {"app": "web"}, "name": "web", "namespace": "shop"}
+    assert docs[0]["spec"]["template"]["metadata"] == {"labels": {"app": "web"}}
     # a second --fix finds nothing to do and leaves the bytes alone
     again = lint(fw306("--fix", str(path)))
     assert (again.code, again.hits(), "fixed" in again.stderr) == (0, [], False)
@@ -224,7 +267,7 @@ def test_fix_yaml_export_keeps_comments_and_formatting(tmp_path: Path) -> None:
 def test_fix_json_export_keeps_formatting_and_stays_json(tmp_path: Path) -> None:
     path = copy("export.json", tmp_path)
     run = lint(fw306("--fix", str(path)))
-    assert "fixed 8 findings" in run.stderr
+    assert "fixed 9 findings" in run.stderr
     assert (run.code, run.hits()) == (0, [])
     assert read(path) == expected("export.fixed.json")
     data = json.loads(read(path))
