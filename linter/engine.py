@@ -275,7 +275,7 @@ def _unused(results: Iterable[FileResult], used: set[tuple[str, int, str]], used
         elif rule is not None and not settings.enabled(rule.CODE):
             return
         else:
-            what = "suppressions" if entry == "*" else f"{rule.CODE if rule else entry}"
+            what = "all rules" if entry == "*" else f"{rule.CODE if rule else entry}"
             message = f"{where} for {what} suppresses nothing here"
         found.append(Finding(file, line, column, "FW003", settings.severity["FW003"], obj, "", message, "remove it"))
 
