@@ -9,7 +9,9 @@ untracked files git does not ignore) into a one-commit repository and points try
 try-repo builds the hook's virtualenv in a temporary store of its own (not in
 PRE_COMMIT_HOME), so each invocation pip-installs fieldwarden: three invocations, about
 ten seconds each. PRE_COMMIT_HOME still points at a module-wide temporary folder so
-nothing touches the user's cache.
+nothing touches the user's cache. The whole-project hook is tested the way it earns its
+place: installed with `pre-commit install` from a configuration naming the snapshot, then
+`git commit` (one more installation, kept in PRE_COMMIT_HOME for both commits).
 """
 
 from __future__ import annotations
@@ -177,3 +179,61 @@ def test_clean_manifests_pass_and_a_changed_service_sees_its_unchanged_deploymen
     assert done.returncode == 0, output
     assert "FW103" not in output
     assert "fieldwarden" in output and "Passed" in output
+
+
+HPA = """\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: web
+spec:
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: web
+  minReplicas: 2
+  maxReplicas: 5
+"""
+
+
+def test_project_hook_catches_a_commit_that_only_deletes_a_manifest(
+    tmp_path: Path, hook_repo: Path, env: dict[str, str]
+) -> None:
+    revision = _git(env, hook_repo, "rev-parse", "HEAD").strip()
+    config = (
+        f"repos:\n  - repo: {hook_repo.as_posix()}\n    rev: {revision}\n"
+        "    hooks:\n      - id: fieldwarden\n      - id: fieldwarden-project\n"
+    )
+    repo = new_repo(
+        tmp_path / "repo",
+        env,
+        {"deploy/web.yaml": DEPLOYMENT, "deploy/hpa.yaml": HPA, ".pre-commit-config.yaml": config, "README.md": "# app\n"},
+    )
+    installed = subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=repo, env=env,
+                               capture_output=True, text=True, timeout=120)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+
+    def commit(message: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", "-c", "commit.gpgsign=false", "commit", "-m", message], cwd=repo, env=env,
+                              capture_output=True, text=True, timeout=600)
+
+    # A commit touching no manifest: the per-file hook has nothing to do, the project hook passes.
+    write(repo, "README.md", "# app\n\nManifests for web.\n")
+    _git(env, repo, "add", "README.md")
+    done = commit("docs")
+    output = done.stdout + done.stderr  # git gives the hook's output on stderr
+    assert done.returncode == 0, output
+    assert "fieldwarden (whole project)" in output and "Passed" in output
+
+    # Deleting the HPA's Deployment, and nothing else: pre-commit passes no file to any hook.
+    head = _git(env, repo, "rev-parse", "HEAD")
+    _git(env, repo, "rm", "-q", "deploy/web.yaml")
+    done = commit("remove web")
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    assert _git(env, repo, "rev-parse", "HEAD") == head  # the commit was refused
+    per_file, _, project = output.partition("fieldwarden (whole project)")
+    assert "Skipped" in per_file  # "(no files to check)": the per-file hook cannot see a deletion
+    assert "Failed" in project
+    assert "deploy/hpa.yaml:9:5: FW303 " in project
+    assert "Traceback" not in output
