@@ -103,12 +103,25 @@ def validate(data: Any, source: str) -> None:
     errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
         error = errors[0]
-        where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
+        where = ".".join(str(p) for p in error.absolute_path)
+        if source.endswith(".toml"):  # the keys live in one table of pyproject.toml
+            where = f"[tool.fieldwarden] {where}" if where else "[tool.fieldwarden]"
         message = error.message
         if error.validator == "additionalProperties":
-            extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-            message = "unknown key " + ", ".join(repr(k) for k in extra)
-        raise ConfigError(f"{source}: {where}: {message}")
+            known = list(error.schema.get("properties", {}))
+            extra = sorted(set(error.instance) - set(known))
+            message = "unknown key " + ", ".join(repr(k) + _did_you_mean(str(k), known) for k in extra)
+        raise ConfigError(f"{source}: {where or '(top level)'}: {message}")
+
+
+def _did_you_mean(key: str, known: list[str]) -> str:
+    """` (did you mean 'select'?)` for a key close to a known one, else ``."""
+    import difflib
+
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    if not close:
+        close = [k for k in known if k.lower() == key.lower()]
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 class Settings:
@@ -218,19 +231,31 @@ def parse_config_text(text: str, source: str) -> dict[str, Any]:
             table = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{source}: not valid TOML: {exc}") from None
-        data = table.get("tool", {}).get("fieldwarden", {})
+        tool = table.get("tool", {})
+        data = tool.get("fieldwarden", {}) if isinstance(tool, dict) else {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"{source}: [tool.fieldwarden] must be a table of keys")
     else:
         import yaml
 
         try:
             data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         except yaml.YAMLError as exc:
-            raise ConfigError(f"{source}: not valid YAML: {str(exc).splitlines()[0]}") from None
+            raise ConfigError(_yaml_error(exc, source)) from None
         if data is None:
             data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the configuration must be a mapping of keys")
     return data
+
+
+def _yaml_error(exc: Exception, source: str) -> str:
+    """`source:line:column: not valid YAML: problem (context)` from a PyYAML error."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    context = getattr(exc, "context", None)
+    where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else source
+    return f"{where}: not valid YAML: {problem}" + (f" ({context})" if context else "")
 
 
 def schema_json() -> str:

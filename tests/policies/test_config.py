@@ -73,7 +73,7 @@ def test_config_that_is_not_yaml_or_not_a_mapping(tmp_path: Path) -> None:
     write(tmp_path, "web.yaml", BROKEN)
     write(tmp_path, ".fieldwarden.yaml", "select: [FW2\n")
     run = lint(["web.yaml"], cwd=tmp_path)
-    assert run.code == 2 and "not valid YAML" in run.stderr
+    assert run.code == 2 and ".fieldwarden.yaml:2:1: not valid YAML" in run.stderr
     write(tmp_path, ".fieldwarden.yaml", "- FW2\n")
     run = lint(["web.yaml"], cwd=tmp_path)
     assert run.code == 2 and "mapping" in run.stderr
@@ -96,3 +96,36 @@ def test_exclude_from_config_and_cli(tmp_path: Path) -> None:
     files = {f["file"] for f in lint(["."], cwd=tmp_path).findings}
     assert files == {"app/web.yaml"}
     assert lint([".", "--exclude", "app"], cwd=tmp_path).findings == []
+
+
+def test_unknown_key_suggests_the_known_one(tmp_path: Path) -> None:
+    write(tmp_path, "web.yaml", BROKEN)
+    write(tmp_path, ".fieldwarden.yaml", "selct: [FW2]\nrules:\n  FW201: {severty: error}\n")
+    run = lint(["web.yaml"], cwd=tmp_path)
+    assert run.code == 2
+    assert "(top level): unknown key 'selct' (did you mean 'select'?)" in run.stderr
+    write(tmp_path, ".fieldwarden.yaml", "rules:\n  strategy-type-mising: {}\n  FW201: {severty: error}\n")
+    run = lint(["web.yaml"], cwd=tmp_path)
+    assert "rules: unknown key 'strategy-type-mising' (did you mean 'strategy-type-missing'?)" in run.stderr
+    write(tmp_path, ".fieldwarden.yaml", "rules:\n  FW201: {severty: error}\n")
+    assert "rules.FW201: unknown key 'severty' (did you mean 'severity'?)" in lint(["web.yaml"], cwd=tmp_path).stderr
+    write(tmp_path, ".fieldwarden.yaml", "zzz: 1\n")
+    assert "unknown key 'zzz'\n" in lint(["web.yaml"], cwd=tmp_path).stderr + "\n"  # nothing close: no guess
+
+
+def test_yaml_error_gives_line_and_column(tmp_path: Path) -> None:
+    write(tmp_path, "web.yaml", BROKEN)
+    write(tmp_path, ".fieldwarden.yaml", "select: [FW2]\nrules:\n  FW201: {severity: error\nfail-on: info\n")
+    run = lint(["web.yaml"], cwd=tmp_path)
+    assert run.code == 2
+    assert ".fieldwarden.yaml:4:8: not valid YAML:" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_pyproject_errors_name_the_table(tmp_path: Path) -> None:
+    write(tmp_path, "web.yaml", BROKEN)
+    write(tmp_path, "pyproject.toml", '[tool.fieldwarden]\nselect = ["FW305"]\nfail_on = "info"\n')
+    run = lint(["web.yaml"], cwd=tmp_path)
+    assert run.code == 2
+    assert "pyproject.toml: [tool.fieldwarden]: unknown key 'fail_on' (did you mean 'fail-on'?)" in run.stderr
+    write(tmp_path, "pyproject.toml", '[tool.fieldwarden.rules.FW201]\nseverity = "fatal"\n')
+    assert "pyproject.toml: [tool.fieldwarden] rules.FW201.severity: " in lint(["web.yaml"], cwd=tmp_path).stderr
