@@ -22,6 +22,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     rules.add_argument("--format", choices=["text", "json"], default="text")
     explain = commands.add_parser("explain", help="print one rule's documentation")
     explain.add_argument("rule", help="rule code or name, e.g. FW201 or strategy-type-missing")
+    explain.add_argument(
+        "--format", choices=["text", "markdown"], default="text",
+        help="text: rendered for the terminal (plain when piped or with NO_COLOR); markdown: the raw page",
+    )
     commands.add_parser("schema", help="print the configuration's JSON Schema")
     webhook_commands = {
         "serve": "run the admission webhook (HTTPS, gunicorn)",

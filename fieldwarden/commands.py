@@ -26,17 +26,26 @@ def rules(args: argparse.Namespace) -> int:
 
 
 def explain(args: argparse.Namespace) -> int:
-    """Print one rule's documentation page."""
+    """Print one rule's documentation page, rendered for the terminal or as raw Markdown."""
     rule = resolve(args.rule)
     if rule is None:
-        print(f"fieldwarden: unknown rule {args.rule!r} (see `fieldwarden rules`)", file=sys.stderr)
+        print(f"fieldwarden: unknown rule {args.rule!r} (see fieldwarden rules)", file=sys.stderr)
         return 2
-    print(f"# {rule.CODE} {rule.NAME} ({rule.SEVERITY})\n")
-    print((rule.__doc__ or "").strip())
+    import json  # here, not at the top: only the options' defaults need it
+
+    lines = [f"# {rule.CODE} {rule.NAME} ({rule.SEVERITY})", "", (rule.__doc__ or "").strip()]
     if rule.OPTIONS:
-        print("\n## Options")
+        lines += ["", "## Options"]
         for option, schema in rule.OPTIONS.items():
-            print(f"- `{option}` (default `{json.dumps(rule.DEFAULTS.get(option))}`): {schema.get('description', '')}")
+            default = json.dumps(rule.DEFAULTS.get(option))
+            lines.append(f"- `{option}` (default `{default}`): {schema.get('description', '')}")
+    page = "\n".join(lines) + "\n"
+    if getattr(args, "format", "text") == "markdown":
+        sys.stdout.write(page)
+        return 0
+    from .terminal import render, wants_style
+
+    sys.stdout.write(render(page, wants_style(sys.stdout)))
     return 0
 
 
