@@ -61,6 +61,6 @@ def check_set(
         others = ", ".join(objects[i].origin for i in places[key] if i != index)
         yield index, Violation(
             ("metadata", "name"),
-            f"{key.label()} is defined more than once (also at {others})",
+            f"defined more than once (also at {others})",
             "keep a single definition of each object",
         )

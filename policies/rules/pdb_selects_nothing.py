@@ -85,7 +85,7 @@ def check_set(
         for path, message in first_per_path(problems):
             yield index, Violation(
                 _SELECTOR + path,
-                f"{format_path(_SELECTOR + path)}: {message}; the PodDisruptionBudget protects no pods",
+                f"{format_path(_SELECTOR + path)}: {message}; it protects no pods",
                 "fix the selector so the API server accepts it",
             )
         if problems:
@@ -93,7 +93,7 @@ def check_set(
         if selector is None:
             yield index, Violation(
                 _SELECTOR,
-                "PodDisruptionBudget has no spec.selector, so it protects no pods",
+                "no spec.selector, so it protects no pods",
                 "set spec.selector.matchLabels to the labels of the pods to protect",
             )
             continue
@@ -108,5 +108,5 @@ def check_set(
         where = pods.selects_nothing(index, selector)
         if where:
             yield index, Violation(
-                _SELECTOR, f"PodDisruptionBudget selector `{selector}` matches no pod template {where}", UNMATCHED_HINT
+                _SELECTOR, f"selector {selector} matches no pod template {where}", UNMATCHED_HINT
             )

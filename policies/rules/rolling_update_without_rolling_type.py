@@ -90,6 +90,6 @@ def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation
     yield Violation(
         ("spec", field, "rollingUpdate"),
         f"spec.{field}.rollingUpdate is set but spec.{field}.type is {non_rolling}; {outcome}",
-        f"remove spec.{field}.rollingUpdate (write `rollingUpdate: null` once to clear a "
+        f"remove spec.{field}.rollingUpdate (write rollingUpdate: null once to clear a "
         f"server-defaulted one), or set type RollingUpdate",
     )

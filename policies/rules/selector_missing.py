@@ -111,7 +111,7 @@ def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation
         if raw is not None:
             yield Violation(
                 path,
-                "Job sets spec.selector without spec.manualSelector: true; "
+                "spec.selector is set without spec.manualSelector: true; "
                 "the server generates the selector and rejects this one",
                 "remove spec.selector (the server generates a unique one), "
                 "or set spec.manualSelector: true if you must choose the pods yourself",
@@ -135,18 +135,18 @@ def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation
         if (group, kind) == JOB:
             yield Violation(
                 path,
-                "Job sets spec.manualSelector: true but has no spec.selector",
+                "spec.manualSelector is true but spec.selector is missing",
                 "set spec.selector to the pod template's identifying labels, or remove spec.manualSelector",
             )
         else:
             yield Violation(
                 path,
-                f"{kind} has no {where}; the API server requires one",
+                f"no {where}; the API server requires one",
                 f"add {where}.matchLabels with the pod template's identifying labels",
             )
     elif selector.is_empty:
         if (group, kind) == JOB:
-            message = "spec.selector is empty: with manualSelector the Job claims every pod of its namespace"
+            message = "spec.selector is empty: with manualSelector it claims every pod of the namespace"
         else:
             message = f"{where} is empty; the API server rejects an empty selector"
         yield Violation(path, message, f"put the pod template's identifying labels in {where}.matchLabels")
@@ -157,11 +157,11 @@ def _defaulted(
 ) -> Iterator[Violation]:
     """A selector the server would copy from the template labels (if it has any)."""
     labels = pod_template_labels(obj)
-    what = f"no {where}" if absent else f"an empty {where}"
+    what = f"no {where}" if absent else f"{where} is empty"
     if not isinstance(labels, Mapping) or not labels:
         yield Violation(
             path,
-            f"{kind} has {what} and its pod template has no labels to default it from",
+            f"{what} and no pod template labels to default it from",
             f"set {where} and the pod template labels",
         )
         return
@@ -170,7 +170,7 @@ def _defaulted(
     example = ", ".join(f"{k}: {v}" for k, v in labels.items() if isinstance(k, str) and isinstance(v, str))
     yield Violation(
         path,
-        f"{kind} has {what}; the server copies the template labels into it, "
+        f"{what}; the server copies the template labels into it, "
         "and a later change of those labels then breaks the apply",
         f"write the selector out: {where}: {{{example}}}" if uses_map_selector(*group_kind(obj))
         else f"write the selector out: {where}.matchLabels: {{{example}}}",
@@ -182,13 +182,13 @@ def _cronjob(obj: Mapping[str, Any]) -> Iterator[Violation]:
     if manual_selector(obj):
         yield Violation(
             _JOB_TEMPLATE_SPEC + ("manualSelector",),
-            "CronJob sets jobTemplate.spec.manualSelector: true; the API server only accepts false or unset",
+            "jobTemplate.spec.manualSelector is true; the API server only accepts false or unset",
             "remove manualSelector: each Job of the CronJob gets a unique generated selector",
         )
     if get_path(obj, _JOB_TEMPLATE_SPEC + ("selector",)) is not None:
         yield Violation(
             _JOB_TEMPLATE_SPEC + ("selector",),
-            "CronJob sets jobTemplate.spec.selector; the server generates each Job's selector and rejects this one",
+            "jobTemplate.spec.selector is set; the server generates each Job's selector and rejects this one",
             "remove jobTemplate.spec.selector",
         )
 

@@ -133,7 +133,7 @@ def _namespace(
             continue
         parts: list[str] = []
         if forward:
-            parts.append(f"selector `{selectors[target]}` also selects the pods of {_names(objects, forward)}")
+            parts.append(f"selector {selectors[target]} also selects the pods of {_names(objects, forward)}")
         if backward:
             parts.append(f"its pods are also selected by {_names(objects, backward)}")
         group, kind = group_kind(objects[target].data)

@@ -91,8 +91,8 @@ def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation
     keys = dict.fromkeys(req.key for req in failing.requirements)
     yield Violation(
         path,
-        f"selector requirement `{failing}` does not match the pod template labels "
-        f"({describe_labels(labels, keys)}); the API server rejects this {kind}",
+        f"selector requirement {failing} does not match the pod template labels "
+        f"({describe_labels(labels, keys)}); the API server rejects it",
         "change the pod template labels to satisfy the selector (the selector of an existing "
         "workload is immutable, except a ReplicationController's)",
     )

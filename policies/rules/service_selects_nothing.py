@@ -97,7 +97,7 @@ def check_set(
         for path, message in first_per_path(problems):
             yield index, Violation(
                 _SELECTOR + path,
-                f"{format_path(_SELECTOR + path)}: {message}; the Service selects no pods",
+                f"{format_path(_SELECTOR + path)}: {message}; it selects no pods",
                 "a Service selector is a map of label keys to string values: quote numbers and booleans",
             )
         if selector is None or selector.is_empty:
@@ -105,5 +105,5 @@ def check_set(
         where = pods.selects_nothing(index, selector)
         if where:
             yield index, Violation(
-                _SELECTOR, f"Service selector `{selector}` matches no pod template {where}", UNMATCHED_HINT
+                _SELECTOR, f"selector {selector} matches no pod template {where}", UNMATCHED_HINT
             )

@@ -47,9 +47,9 @@ OPTIONS: dict[str, Any] = {}
 DEFAULTS: dict[str, Any] = {}
 
 _STRATEGY_FIELD = {
-    ("apps", "Deployment"): ("strategy", "RollingUpdate` or `Recreate"),
-    ("apps", "StatefulSet"): ("updateStrategy", "RollingUpdate` or `OnDelete"),
-    ("apps", "DaemonSet"): ("updateStrategy", "RollingUpdate` or `OnDelete"),
+    ("apps", "Deployment"): ("strategy", "RollingUpdate or Recreate"),
+    ("apps", "StatefulSet"): ("updateStrategy", "RollingUpdate or OnDelete"),
+    ("apps", "DaemonSet"): ("updateStrategy", "RollingUpdate or OnDelete"),
 }
 
 
@@ -63,6 +63,6 @@ def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation
     if get_path(obj, ("spec", field, "type")) is None:
         yield Violation(
             ("spec", field, "type"),
-            f"{kind} has no explicit spec.{field}.type; the server defaults it",
-            f"set spec.{field}.type to `{choices}`",
+            f"no explicit spec.{field}.type; the server defaults it",
+            f"set spec.{field}.type to {choices}",
         )

@@ -74,10 +74,10 @@ def test_message_names_the_first_unsatisfied_requirement_in_written_order(tmp_pa
         "      - {key: zone, operator: Exists}"
     )
     [finding] = run(tmp_path, manifest(selector)).findings
-    assert "`tier=data`" in finding["message"] and "no tier label" in finding["message"]
+    assert "requirement tier=data does" in finding["message"] and "no tier label" in finding["message"]
     selector = "    matchExpressions:\n      - {key: zone, operator: Exists}\n      - {key: role, operator: In, values: [replica]}"
     [finding] = run(tmp_path, manifest(selector)).findings
-    assert "`zone`" in finding["message"]
+    assert "requirement zone does" in finding["message"]
 
 
 def test_template_without_labels(tmp_path: Path) -> None:
