@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import os
 from pathlib import Path
-from typing import Any, Iterable, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 from ..policies.config import Settings
 from ..policies.model import format_path, lighter
@@ -45,54 +45,61 @@ def lint(
     context: Sequence[Path],
     settings: Settings,
     root: Path | None,
+    settings_for: Callable[[str], Settings] | None = None,
 ) -> Report:
-    """Lint the targets with the context files as background knowledge."""
+    """Lint the targets with the context files as background knowledge.
+
+    `settings_for(display)` gives each file its own settings (the nearest configuration);
+    without it every file gets `settings`. A finding is judged (selected, severity, fail
+    level, FW003) under the settings of the file it is reported in; a set rule runs once
+    per distinct settings among the targets, with that configuration's options.
+    """
     # A run allocates millions of small objects that form no reference cycles (node trees,
     # data, projections); the cyclic collector would walk them over and over for nothing
     # (about 40% of a large run). Reference counting still frees everything as usual.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _lint(targets, context, settings, root)
+        return _lint(targets, context, settings_for or (lambda _display: settings), root)
     finally:
         if collecting:
             gc.enable()
 
 
-def _lint(targets: Sequence[Source], context: Sequence[Path], settings: Settings, root: Path | None) -> Report:
-    target_results = _analyse_all([(s.display, s.path, s.data) for s in targets], settings, full=True)
-    context_results = _load_context(context, settings, root, keep=[s.display for s in targets])
+def _lint(targets: Sequence[Source], context: Sequence[Path], settings_for: Callable[[str], Settings], root: Path | None) -> Report:
+    target_results = _analyse_all([(s.display, s.path, s.data, settings_for(s.display)) for s in targets], full=True)
+    context_results = _load_context(context, settings_for, root, keep=[s.display for s in targets])
     records: list[ObjectRecord] = [o for r in target_results for o in r.objects]
     owners: list[FileResult] = [r for r in target_results for _ in r.objects]
     target_count = len(records)
     records.extend(o for r in context_results for o in r.objects)
-    findings = [f for r in target_results for f in r.findings if settings.enabled(f.code)]
-    findings.extend(_run_set_rules(records, owners, target_count, settings))
-    findings = _suppress(target_results, findings, settings)
+    findings = [f for r in target_results for f in r.findings if settings_for(r.file).enabled(f.code)]
+    findings.extend(_run_set_rules(records, owners, target_count, settings_for))
+    findings = _suppress(target_results, findings, settings_for)
     notices = [r.notice for r in target_results if r.notice]
     findings.sort(key=lambda f: (f.file, f.line, f.column, f.code))
     return Report(findings, notices, len(target_results))
 
 
-def _analyse_all(jobs: list[tuple[str, Path | None, bytes | None]], settings: Settings, full: bool) -> list[FileResult]:
-    loaded: list[tuple[str, Path | None, bytes | None, str]] = []
-    for display, path, data in jobs:
+def _analyse_all(jobs: list[tuple[str, Path | None, bytes | None, Settings]], full: bool) -> list[FileResult]:
+    loaded: Loaded = []
+    for display, path, data, settings in jobs:
         error = ""
         if data is None and path is not None:
             data, error = read_source(path, settings)
-        loaded.append((display, path, data, error))
-    return _analyse_loaded(loaded, settings, full)
+        loaded.append((display, path, data, error, settings))
+    return _analyse_loaded(loaded, full)
 
 
-Loaded = list[tuple[str, Path | None, bytes | None, str]]  # (display, path, data, read error)
+Loaded = list[tuple[str, Path | None, bytes | None, str, Settings]]  # (display, path, data, read error, settings)
 
 
-def _analyse_loaded(loaded: Loaded, settings: Settings, full: bool) -> list[FileResult]:
+def _analyse_loaded(loaded: Loaded, full: bool) -> list[FileResult]:
     """Analyse files in order; large inputs are spread over a pool of worker processes."""
-    total = sum(len(data) for _, _, data, _ in loaded if data)
+    total = sum(len(item[2]) for item in loaded if item[2])
     workers = _cpus()
     if workers < 2 or total < PARALLEL_MIN_BYTES or len(loaded) < 4:
-        return _analyse_chunk(loaded, settings, full)
+        return _analyse_chunk(loaded, full)
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing.context import BaseContext
@@ -106,7 +113,7 @@ def _analyse_loaded(loaded: Loaded, settings: Settings, full: bool) -> list[File
     # (and are unpickled here) while the workers go on, and map() keeps the order.
     chunks = _chunks(loaded, min(CHUNK_BYTES, total // (4 * workers) + 1))
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        parts = pool.map(_analyse_chunk, chunks, [settings] * len(chunks), [full] * len(chunks))
+        parts = pool.map(_analyse_chunk, chunks, [full] * len(chunks))
         return [result for part in parts for result in part]
 
 
@@ -130,17 +137,19 @@ def _cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _analyse_chunk(chunk: Loaded, settings: Settings, full: bool) -> list[FileResult]:
+def _analyse_chunk(chunk: Loaded, full: bool) -> list[FileResult]:
     collecting = gc.isenabled()
     gc.disable()  # see lint(); a forked worker inherits the parent's state, a spawned one does not
     try:
-        return [analyse(d, data, e, settings, full, p) for d, p, data, e in chunk]
+        return [analyse(d, data, e, settings, full, p) for d, p, data, e, settings in chunk]
     finally:
         if collecting:
             gc.enable()
 
 
-def _load_context(paths: Sequence[Path], settings: Settings, root: Path | None, keep: Iterable[str] = ()) -> list[FileResult]:
+def _load_context(
+    paths: Sequence[Path], settings_for: Callable[[str], Settings], root: Path | None, keep: Iterable[str] = ()
+) -> list[FileResult]:
     """What set rules need from the context files, in the order of `paths`.
 
     A large context goes through the cache (keyed by file content: an edited file is parsed
@@ -149,25 +158,32 @@ def _load_context(paths: Sequence[Path], settings: Settings, root: Path | None, 
     """
     loaded: Loaded = []
     for path in paths:
+        settings = settings_for(str(path))
         data, error = read_source(path, settings)
         if data is not None:
-            loaded.append((str(path), path, data, error))
+            loaded.append((str(path), path, data, error, settings))
     if root is None or sum(len(item[2] or b"") for item in loaded) < CACHE_MIN_BYTES:
-        return [_slim(result) for result in _analyse_loaded(loaded, settings, full=False)]
+        return [_slim(result) for result in _analyse_loaded(loaded, full=False)]
     from .cache import ContextCache, digest
 
-    cache = ContextCache(root, (context_paths(), settings.default_namespace, ObjectRecord._fields, FileResult._fields))
+    # What a file contributes depends on its bytes and on its configuration's default
+    # namespace: one namespace for all (the usual case) keys the whole cache, several
+    # key each entry.
+    namespaces = {item[4].default_namespace for item in loaded}
+    shared = namespaces.pop() if len(namespaces) == 1 else None
+    cache = ContextCache(root, (context_paths(), shared, ObjectRecord._fields, FileResult._fields))
     results: list[FileResult | None] = []
     missing: Loaded = []
     keys: dict[str, bytes] = {}
     for item in loaded:
-        key = digest(item[2] or b"")
+        data = item[2] or b""
+        key = digest(data if shared is not None else item[4].default_namespace.encode() + b"\0" + data)
         cached = cache.get(item[0], key)
         if cached is None:
             keys[item[0]] = key
             missing.append(item)
         results.append(cached)
-    fresh = iter(_analyse_loaded(missing, settings, full=False))
+    fresh = iter(_analyse_loaded(missing, full=False))
     for index, result in enumerate(results):
         if result is None:
             result = results[index] = _slim(next(fresh))
@@ -182,29 +198,60 @@ def _slim(result: FileResult) -> FileResult:
     return FileResult(result.file, [], result.objects, [], [], "")
 
 
-def _run_set_rules(records: list[ObjectRecord], owners: list[FileResult], target_count: int, settings: Settings) -> list[Finding]:
+def _run_set_rules(
+    records: list[ObjectRecord], owners: list[FileResult], target_count: int, settings_for: Callable[[str], Settings]
+) -> list[Finding]:
+    """Set rules over every object, reporting on targets only.
+
+    Targets are grouped by their settings (one group per configuration in play): a rule
+    runs once per group that selects it, with that group's options, and reports only on
+    the group's own objects, at its severity. A configuration with `context: false` sees
+    the targets alone.
+    """
     objects = [SetObject(r.key, r.projection, r.origin) for r in records]
-    targets = list(range(target_count))
+    groups: dict[int, tuple[Settings, list[int]]] = {}
+    for index in range(target_count):
+        own = settings_for(owners[index].file)
+        groups.setdefault(id(own), (own, []))[1].append(index)
     found: list[Finding] = []
     for code, rule in RULES.items():
-        if rule.SCOPE != SET or not settings.enabled(code) or not targets:
+        if rule.SCOPE != SET:
             continue
-        for index, violation in rule.check_set(objects, targets, settings.rule_conf(code)):
-            if index >= target_count:
-                continue
-            record = records[index]
-            line, column = locate_in_record(record, violation.path)
-            found.append(
-                Finding(
-                    owners[index].file, line, column, code, lighter(settings.severity[code], violation), record.label,
-                    format_path(violation.path, record.projection), violation.message, violation.hint,
-                    record.document, record.prefix + tuple(violation.path),
-                )
-            )
+        for settings, targets in groups.values():
+            if settings.enabled(code):
+                found.extend(_set_rule_findings(code, rule, objects, targets, records, owners, settings))
     return found
 
 
-def _suppress(results: Sequence[FileResult], findings: list[Finding], settings: Settings) -> list[Finding]:
+def _set_rule_findings(
+    code: str,
+    rule: Any,
+    objects: list[SetObject],
+    targets: list[int],
+    records: list[ObjectRecord],
+    owners: list[FileResult],
+    settings: Settings,
+) -> list[Finding]:
+    """One set rule's findings on one group of targets (see _run_set_rules)."""
+    wanted = set(targets)
+    seen = objects if settings.context else objects[: len(owners)]
+    found: list[Finding] = []
+    for index, violation in rule.check_set(seen, targets, settings.rule_conf(code)):
+        if index not in wanted:
+            continue
+        record = records[index]
+        line, column = locate_in_record(record, violation.path)
+        found.append(
+            Finding(
+                owners[index].file, line, column, code, lighter(settings.severity[code], violation), record.label,
+                format_path(violation.path, record.projection), violation.message, violation.hint,
+                record.document, record.prefix + tuple(violation.path),
+            )
+        )
+    return found
+
+
+def _suppress(results: Sequence[FileResult], findings: list[Finding], settings_for: Callable[[str], Settings]) -> list[Finding]:
     """Mark suppressed findings and add FW003 for suppressions that matched nothing."""
     by_file = {r.file: r for r in results}
     used: set[tuple[str, int, str]] = set()  # (file, line, entry) of comment entries that matched
@@ -216,8 +263,7 @@ def _suppress(results: Sequence[FileResult], findings: list[Finding], settings: 
         if result is not None and finding.code != "FW003":
             how = _comment_match(result, finding, used) or _annotation_match(result, finding, used_notes)
         out.append(finding._replace(suppressed=how) if how else finding)
-    if settings.enabled("FW003"):
-        out.extend(_unused(results, used, used_notes, settings))
+    out.extend(_unused(results, used, used_notes, settings_for))
     return out
 
 
@@ -261,8 +307,14 @@ def _annotation_match(result: FileResult, finding: Finding, used: set[tuple[str,
     return ""
 
 
-def _unused(results: Iterable[FileResult], used: set[tuple[str, int, str]], used_notes: set[tuple[str, int, str]], settings: Settings) -> list[Finding]:
+def _unused(
+    results: Iterable[FileResult],
+    used: set[tuple[str, int, str]],
+    used_notes: set[tuple[str, int, str]],
+    settings_for: Callable[[str], Settings],
+) -> list[Finding]:
     found: list[Finding] = []
+    settings = Settings()  # the file's, set in the loop below
 
     def report(file: str, line: int, column: int, entry: str, where: str, obj: str = "", from_annotation: bool = False) -> None:
         rule = resolve(entry) if entry != "*" else None
@@ -280,6 +332,9 @@ def _unused(results: Iterable[FileResult], used: set[tuple[str, int, str]], used
         found.append(Finding(file, line, column, "FW003", settings.severity["FW003"], obj, "", message, "remove it"))
 
     for result in results:
+        settings = settings_for(result.file)
+        if not settings.enabled("FW003"):
+            continue
         for directive in result.directives:
             entries = directive.codes if directive.codes is not None else ("*",)
             for entry in entries:

@@ -6,8 +6,9 @@ is built from the rules' declared options and shipped as `config.schema.json`.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Any, Iterable, Mapping, NamedTuple
+from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 from .model import SEVERITIES, SEVERITY_RANK, WARNING
 from .registry import RULES, resolve
@@ -87,6 +88,11 @@ def build_schema() -> dict[str, Any]:
             "context": {
                 "type": "boolean",
                 "description": "load the project's other manifests as context for cross-file rules",
+            },
+            "extend": {
+                "type": "string",
+                "minLength": 1,
+                "description": "a configuration file to inherit (relative to this one); keys set here override it",
             },
             "rules": {"type": "object", "properties": rule_props, "additionalProperties": False},
             "webhook": WEBHOOK_SCHEMA,
@@ -247,6 +253,73 @@ def parse_config_text(text: str, source: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the configuration must be a mapping of keys")
     return data
+
+
+class ConfigChain(NamedTuple):
+    """A configuration file merged with the files it extends."""
+
+    data: dict[str, Any]  # merged (without `extend`): what Settings is built from
+    files: tuple[Path, ...]  # the file itself first, then each file it extends, in turn
+    excludes: tuple[tuple[Path, tuple[str, ...]], ...]  # (folder the patterns are relative to, patterns)
+
+
+def read_config(path: Path) -> tuple[str, dict[str, Any]]:
+    """The text of a configuration file and the mapping it holds (not yet validated)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read configuration {path}: {exc}") from None
+    return text, parse_config_text(text, str(path))
+
+
+def load_config_chain(path: Path, check: Callable[[dict[str, Any], str, str], None] | None = None) -> ConfigChain:
+    """Read, validate and merge a configuration file and the chain of files it `extend`s.
+
+    `extend: PATH` is relative to the file that says it. The extending file wins key by
+    key, except `rules` (merged rule by rule, option by option) and `webhook` (option by
+    option); `exclude` lists add up, each pattern staying relative to the folder of the
+    file that says it. `check(data, text, source)` validates one file (default: validate()).
+    A cycle is a ConfigError naming the files in it.
+    """
+    layers: list[tuple[Path, dict[str, Any]]] = []
+    seen: dict[str, int] = {}
+    current = path
+    while True:
+        key = os.path.realpath(current)
+        if key in seen:
+            loop = [str(p) for p, _ in layers[seen[key]:]] + [str(current)]
+            raise ConfigError(f"{layers[-1][0]}: extend: configuration cycle: {' -> '.join(loop)}")
+        seen[key] = len(layers)
+        text, data = read_config(current)
+        (check or (lambda d, _t, s: validate(d, s)))(data, text, str(current))
+        layers.append((current, data))
+        extend = data.get("extend")
+        if extend is None:
+            break
+        target = current.parent / os.path.expanduser(str(extend))
+        if not target.is_file():
+            raise ConfigError(f"{current}: extend: {extend}: no such configuration file")
+        current = target
+    merged: dict[str, Any] = {}
+    excludes: list[tuple[Path, tuple[str, ...]]] = []
+    for source, data in reversed(layers):  # the outermost first, so that nearer files override
+        for name, value in data.items():
+            if name == "extend":
+                continue
+            if name == "rules":
+                rules = merged.setdefault("rules", {})
+                for rule_key, options in (value or {}).items():
+                    rule = resolve(rule_key)
+                    code = rule.CODE if rule is not None else rule_key
+                    rules[code] = {**rules.get(code, {}), **(options or {})}
+            elif name == "webhook":
+                merged["webhook"] = {**merged.get("webhook", {}), **(value or {})}
+            elif name == "exclude":
+                merged["exclude"] = [*merged.get("exclude", []), *value]
+                excludes.append((source.parent, tuple(value)))
+            else:
+                merged[name] = value
+    return ConfigChain(merged, tuple(p for p, _ in layers), tuple(excludes))
 
 
 def _yaml_error(exc: Exception, source: str) -> str:
