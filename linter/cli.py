@@ -8,11 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..policies.config import ConfigError, Settings, unknown_selectors
+from ..policies.config import ConfigError, Settings, parse_config_text, unknown_selectors
 from ..policies.model import SEVERITIES
-from .discover import project_files, walk
+from .discover import excluded, find_config, find_git_root, project_files, walk
 from .engine import Report, Source, lint
-from .resolve import Resolver, common_root, project_root
 from .formats import FORMATTERS
 
 
@@ -23,61 +22,84 @@ class UsageError(Exception):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `fieldwarden lint`."""
     parser.add_argument("paths", nargs="*", default=["."], help="files or folders to lint; - for stdin (default: .)")
-    parser.add_argument("--format", choices=["auto", *FORMATTERS], default="auto",
-                        help="output format (auto: github under GitHub Actions, else text)")
+    parser.add_argument("--format", "--output-format", dest="format", choices=["auto", *FORMATTERS], default="auto",
+                        help="output format (auto: github under GitHub Actions, else text; "
+                        "concise: text without the help lines)")
     parser.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     parser.add_argument("--select", metavar="CODES", help="comma-separated codes, prefixes or names to enable")
     parser.add_argument("--ignore", metavar="CODES", help="comma-separated codes, prefixes or names to disable")
     parser.add_argument("--fail-on", choices=SEVERITIES, help="lowest severity that makes the exit code 1")
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="skip matching paths")
-    parser.add_argument("--config", metavar="FILE", help="configuration file for every file (default: for each "
-                        "file, the nearest .fieldwarden.yaml or pyproject.toml with [tool.fieldwarden] above it)")
-    parser.add_argument("--show-settings", metavar="FILE",
-                        help="print the configuration file(s) and resolved settings that apply to FILE, and exit")
+    parser.add_argument("--config", metavar="FILE", help="configuration file (default: nearest .fieldwarden.yaml "
+                        "or pyproject.toml with [tool.fieldwarden], upward from the current folder)")
     parser.add_argument("--no-context", action="store_true",
                         help="do not load the project's other manifests for cross-file rules")
     parser.add_argument("--fix", action="store_true", help="remove exported live-object fields in place "
                         "(stdin: print the fixed document; the report goes to stderr)")
+    parser.add_argument("--diff", action="store_true", help="print what --fix would change as a unified diff "
+                        "and change nothing (exit 1 if there is something to fix)")
     parser.add_argument("--show-suppressed", action="store_true", help="list suppressed findings too")
+    parser.add_argument("--statistics", action="store_true", help="print a count per rule instead of the findings")
+    parser.add_argument("--quiet", "-q", action="store_true",
+                        help="print the findings only: no summary, no \"All checks passed!\", no notices")
+    parser.add_argument("--exit-zero", action="store_true",
+                        help="exit 0 even with findings (2 still means a usage or configuration error)")
     parser.add_argument("--stdin-filename", metavar="NAME", default="<stdin>", help="name to report for -")
+    parser.__class__ = _LintParser  # unknown options: this usage line and a suggestion, exit 2
+    parser.allow_abbrev = False  # as ruff: `--statistic` is a typo, not `--statistics` (nor ambiguous with --output)
+
+
+class _LintParser(argparse.ArgumentParser):
+    """`fieldwarden lint`'s parser: rejects unknown options itself.
+
+    argparse hands a sub-command's unknown arguments to the top-level parser, whose error
+    shows `fieldwarden`'s usage; here they fail with `lint`'s usage and the closest option.
+    """
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}{_suggestion(self, extras)}")
+        return parsed, extras
+
+
+def _suggestion(parser: argparse.ArgumentParser, extras: Sequence[str]) -> str:
+    """`; did you mean --format?` for the first unknown option close to a real one."""
+    import difflib
+
+    known = [option for action in parser._actions for option in action.option_strings if option.startswith("--")]
+    for extra in extras:
+        if extra.startswith("--"):
+            close = difflib.get_close_matches(extra.split("=", 1)[0], known, n=1, cutoff=0.6)
+            if close:
+                return f"; did you mean {close[0]}?"
+    return ""
 
 
 def run(args: argparse.Namespace) -> int:
     """Lint as asked; returns the exit code."""
     try:
-        resolver, root = _settings(args)
-        if getattr(args, "show_settings", None):
-            sys.stdout.write(show_settings(resolver, Path(args.show_settings), root))
-            return 0
-        targets = _targets(args.paths, resolver, args.stdin_filename, args.fix)
-        if root is None and resolver.forced is None:  # nothing above the current folder: ask the files
-            root = common_root(source.path for source in targets if source.path is not None)
-        per_file = {source.display: resolver.for_file(source.display).settings for source in targets}
-        settings = resolver.for_file(Path.cwd() / "-").settings
-        wanted = not args.no_context and any(s.context for s in per_file.values())
-        context = _context(targets, resolver, root) if wanted else []
-        per_file.update({str(path): resolver.for_file(path).settings for path in context})
+        settings, root = _settings(args)
+        targets = _targets(args.paths, settings, root, args.stdin_filename, args.fix)
     except (ConfigError, UsageError) as exc:
         print(f"fieldwarden: {exc}", file=sys.stderr)
         return 2
-
-    def settings_for(display: str) -> Settings:
-        """The settings of the file a finding is reported in (stdin: --stdin-filename's)."""
-        found = per_file.get(display)
-        return found if found is not None else resolver.for_file(display).settings
-
-    report = lint(targets, context, settings, root, settings_for)
+    context = _context(targets, settings, root) if settings.context and not args.no_context else []
+    report = lint(targets, context, settings, root)
+    if args.diff:  # as ruff: --diff wins over --fix and writes nothing
+        return 0 if _show_diff(report, targets, args.quiet) == 0 or args.exit_zero else 1
     piped = args.fix and any(source.path is None for source in targets)
     if args.fix:
         targets, fixed = _apply_fixes(report, targets)
         if fixed:
-            print(f"fieldwarden: fixed {fixed} finding{'s' if fixed != 1 else ''}", file=sys.stderr)
-            report = lint(targets, context, settings, root, settings_for)
+            if not args.quiet:
+                print(f"fieldwarden: fixed {fixed} finding{'s' if fixed != 1 else ''}", file=sys.stderr)
+            report = lint(targets, context, settings, root)
     if piped:  # what was read, fixed as far as it could be (unchanged if it could not be)
         for source in targets:
             if source.path is None:
                 _write_stdout(source.data or b"")
-    for notice in report.notices:
+    for notice in [] if args.quiet else report.notices:
         print(f"fieldwarden: {notice}", file=sys.stderr)
     shown = report.findings if args.show_suppressed else [f for f in report.findings if not f.suppressed]
     name = args.format
@@ -85,14 +107,18 @@ def run(args: argparse.Namespace) -> int:
         name = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     stream = sys.stderr if piped else sys.stdout  # stdout holds the fixed document
     colour = name == "text" and args.output is None and stream.isatty() and "NO_COLOR" not in os.environ
-    output = FORMATTERS[name](shown, colour=colour)
+    if args.statistics:
+        from .formats import statistics
+
+        output = statistics(shown, structured=name == "json")
+    else:
+        output = FORMATTERS[name](shown, colour=colour, quiet=args.quiet)
     if args.output:
         Path(args.output).write_text(output, encoding="utf-8")
     else:
         stream.write(output)
-    # each finding fails the run or not under the configuration of the file it is reported in
-    failing = any(not f.suppressed and settings_for(f.file).fails(f.severity) for f in report.findings)
-    return 1 if failing else 0
+    failing = any(not f.suppressed and settings.fails(f.severity) for f in report.findings)
+    return 1 if failing and not args.exit_zero else 0
 
 
 def _write_stdout(data: bytes) -> None:
@@ -106,60 +132,26 @@ def _write_stdout(data: bytes) -> None:
         sys.stdout.write(data.decode("utf-8", "surrogateescape"))
 
 
-def _settings(args: argparse.Namespace) -> tuple[Resolver, Path | None]:
-    """The per-file configuration resolver and the project root (see resolve.project_root)."""
+def _settings(args: argparse.Namespace) -> tuple[Settings, Path | None]:
+    config = Path(args.config) if args.config else find_config(Path.cwd())
+    settings = Settings()
+    if config is not None:
+        try:
+            text = config.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read configuration {config}: {exc}") from None
+        data = parse_config_text(text, str(config))
+        _validate_cached(data, text, str(config), config.parent)
+        settings = Settings(data, str(config))
     select = _split(args.select)
     ignore = _split(args.ignore)
     for entries in (select or [], ignore or []):
         bad = unknown_selectors(entries)
         if bad:
             raise UsageError(f"unknown rule code or name: {', '.join(bad)} (see `fieldwarden rules`)")
-    forced = Path(args.config) if args.config else None
-    if forced is not None and not forced.is_file():
-        raise ConfigError(f"cannot read configuration {forced}: no such file")
-    cwd = Path.cwd().resolve()
-    root = forced.parent.resolve() if forced is not None else project_root(cwd)
-    cache_folder = root or cwd
-
-    def check(data: dict[str, Any], text: str, source: str) -> None:
-        _validate_cached(data, text, source, cache_folder)
-
-    resolver = Resolver(
-        forced, lambda settings: settings.with_overrides(select, ignore, args.fail_on), check, args.exclude, root or cwd
-    )
-    resolver.for_file(cwd / "-")  # the configuration in force here: its errors are reported even with no files
-    return resolver, root
-
-
-def show_settings(resolver: Resolver, path: Path, root: Path | None) -> str:
-    """What `--show-settings FILE` prints: the configuration files and the resolved settings."""
-    from ..policies.registry import RULES
-
-    found = resolver.for_file(path)
-    settings = found.settings
-    lines = [f"file: {path}"]
-    if found.files:
-        lines.append(f"configuration: {_shown(found.files[0])}")
-        lines.extend(f"  extends: {_shown(extended)}" for extended in found.files[1:])
-    else:
-        lines.append("configuration: (none: defaults)")
-    lines.append(f"project root: {root if root is not None else '(none: no context)'}")
-    lines.append(f"select: {', '.join(settings.select) or '-'}")
-    lines.append(f"ignore: {', '.join(settings.ignore) or '-'}")
-    lines.append(f"fail-on: {settings.fail_on}")
-    for base, patterns in found.excludes:
-        lines.append(f"exclude: {', '.join(patterns)} (relative to {_shown(base)})")
-    lines.append(f"excluded: {'yes' if resolver.excluded(path) else 'no'}")
-    lines.append(f"default-namespace: {settings.default_namespace}")
-    lines.append(f"max-file-size: {settings.max_file_size}")
-    lines.append(f"context: {'true' if settings.context else 'false'}")
-    lines.append("rules:")
-    for code, rule in RULES.items():
-        state = "on " if settings.enabled(code) else "off"
-        options = {k: v for k, v in settings.options[code].items() if k != "default-namespace"}
-        extra = " " + " ".join(f"{k}={v!r}" for k, v in options.items()) if options else ""
-        lines.append(f"  {code} {state} {settings.severity[code]:<7} {rule.NAME}{extra}")
-    return "\n".join(lines) + "\n"
+    settings = settings.with_overrides(select, ignore, args.fail_on, args.exclude)
+    root = config.parent.resolve() if config is not None else find_git_root(Path.cwd().resolve())
+    return settings, root
 
 
 def _validate_cached(data: object, text: str, source: str, folder: Path) -> None:
@@ -183,19 +175,12 @@ def _validate_cached(data: object, text: str, source: str, folder: Path) -> None
         create_file(marker, b"")
 
 
-def _shown(path: Path) -> str:
-    """A path as --show-settings prints it: relative to the current folder when below it."""
-    absolute = os.path.normpath(os.path.abspath(path))
-    relative = os.path.relpath(absolute)
-    return absolute if relative.startswith("..") else relative
-
-
 def _split(value: str | None) -> list[str] | None:
     return None if value is None else [part.strip() for part in value.split(",") if part.strip()]
 
 
-def _targets(paths: Sequence[str], resolver: Resolver, stdin_name: str, fix: bool) -> list[Source]:
-    """The files to lint; each is excluded or not by its own configuration (and --exclude)."""
+def _targets(paths: Sequence[str], settings: Settings, root: Path | None, stdin_name: str, fix: bool) -> list[Source]:
+    base = root or Path.cwd()
     sources: list[Source] = []
     for raw in paths:
         if raw == "-":
@@ -203,9 +188,9 @@ def _targets(paths: Sequence[str], resolver: Resolver, stdin_name: str, fix: boo
             continue
         path = Path(raw)
         if path.is_dir():
-            sources.extend(Source(str(p), p) for p in walk(path) if not resolver.excluded(p))
+            sources.extend(Source(str(p), p) for p in walk(path) if not excluded(p, base, settings.exclude))
         elif path.exists() or path.is_symlink():
-            if not resolver.excluded(path):
+            if not excluded(path, base, settings.exclude):
                 sources.append(Source(str(path), path))
         else:
             raise UsageError(f"{raw}: no such file or folder")
@@ -216,8 +201,7 @@ def _targets(paths: Sequence[str], resolver: Resolver, stdin_name: str, fix: boo
     return sources
 
 
-def _context(targets: Sequence[Source], resolver: Resolver, root: Path | None) -> list[Path]:
-    """The project's other manifests, each excluded or not by its own configuration."""
+def _context(targets: Sequence[Source], settings: Settings, root: Path | None) -> list[Path]:
     if root is None:
         return []
     # stdin stands for the file --stdin-filename names: its copy on disk is not context
@@ -225,7 +209,7 @@ def _context(targets: Sequence[Source], resolver: Resolver, root: Path | None) -
     cwd = Path.cwd()
     out = []
     for path in project_files(root):
-        if os.path.realpath(path) in named or resolver.excluded(path):
+        if os.path.realpath(path) in named or excluded(path, root, settings.exclude):
             continue
         try:
             out.append(path.relative_to(cwd))
@@ -240,13 +224,9 @@ def _apply_fixes(report: Report, targets: Sequence[Source]) -> tuple[list[Source
     Returns the targets to lint again (stdin with its fixed text) and how many findings
     were fixed. A file whose fix fails is left as it was, with a notice.
     """
-    from ..policies.registry import RULES
     from .fix import FixError, remove_fields_from_bytes
 
-    plans: dict[str, dict[int, list[tuple[str | int, ...]]]] = {}
-    for f in report.findings:
-        if not f.suppressed and RULES[f.code].FIXABLE and f.document >= 0:
-            plans.setdefault(f.file, {}).setdefault(f.document, []).append(f.raw_path)
+    plans = _fix_plans(report)
     fixed = 0
     out: list[Source] = []
     for source in targets:
@@ -268,3 +248,44 @@ def _apply_fixes(report: Report, targets: Sequence[Source]) -> tuple[list[Source
             print(f"fieldwarden: {source.display}: not fixed: {exc}", file=sys.stderr)
         out.append(source)
     return out, fixed
+
+
+def _fix_plans(report: Report) -> dict[str, dict[int, list[tuple[str | int, ...]]]]:
+    """What --fix removes: per file shown, per document, the field paths of fixable findings."""
+    from .formats import fixable
+
+    plans: dict[str, dict[int, list[tuple[str | int, ...]]]] = {}
+    for f in report.findings:
+        if fixable(f):
+            plans.setdefault(f.file, {}).setdefault(f.document, []).append(f.raw_path)
+    return plans
+
+
+def _show_diff(report: Report, targets: Sequence[Source], quiet: bool) -> int:
+    """`--diff`: print what --fix would change, as a unified diff on stdout; write nothing.
+
+    Returns how many files would change. A file that could not be fixed safely gets a
+    notice and no diff, as --fix would leave it alone.
+    """
+    from .fix import FixError, remove_fields_from_bytes, unified_diff
+
+    plans = _fix_plans(report)
+    files = fixes = 0
+    for source in targets:
+        removals = plans.pop(source.display, None)
+        if not removals:
+            continue
+        try:
+            original = (source.data or b"") if source.path is None else source.path.read_bytes()
+            new = remove_fields_from_bytes(original, removals)
+        except (OSError, FixError) as exc:
+            print(f"fieldwarden: {source.display}: would not be fixed: {exc}", file=sys.stderr)
+            continue
+        if new != original:
+            sys.stdout.write(unified_diff(source.display, original, new))
+            files += 1
+            fixes += sum(len(v) for v in removals.values())
+    if not quiet:
+        print(f"Would fix {fixes} finding{'s' if fixes != 1 else ''}." if fixes else "No fixes available.",
+              file=sys.stderr)
+    return files

@@ -115,6 +115,25 @@ def remove_fields_from_bytes(data: bytes, removals: Mapping[int, Collection[Fiel
     return new.encode("utf-8")
 
 
+def unified_diff(name: str, old: bytes, new: bytes) -> str:
+    """What ``--diff`` prints for one file: a unified diff from ``old`` to ``new``.
+
+    Both sides are labelled ``name`` (as ruff does: ``patch -p0`` applies it). Lines are
+    split at line feeds only, so a CRLF line keeps its carriage return; a last line without
+    a line break gets the "No newline at end of file" marker that ``patch`` and ``git apply``
+    expect.
+    """
+    import difflib
+
+    def lines(data: bytes) -> list[str]:
+        return re.findall(r"[^\n]*\n|[^\n]+\Z", data.decode("utf-8", "replace"))
+
+    out = []
+    for line in difflib.unified_diff(lines(old), lines(new), fromfile=name, tofile=name):
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
 def _shared(root: Node) -> set[int]:
     """Return ids of nodes reachable more than once (anchored and aliased)."""
     seen: set[int] = set()

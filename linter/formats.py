@@ -1,4 +1,10 @@
-"""One formatter per output format: text, json, sarif (2.1.0) and github annotations."""
+"""One formatter per output format: text, concise, json, sarif (2.1.0) and github annotations.
+
+Text follows ruff's layout: `path:line:col: CODE [*] severity: message [name]` (`[*]`: `--fix`
+can fix it; the severity is in the words, not only in the colour), then the fix hint on an
+indented `help:` line as ruff's default (full) format shows it; `concise` is the one-line form.
+`rule_url` is the one place that says where a rule's documentation lives.
+"""
 
 from __future__ import annotations
 
@@ -12,27 +18,72 @@ from .analyse import Finding
 _COLOURS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
 _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
 
+REPOSITORY = "https://github.com/fieldwarden/fieldwarden"
+CLEAN = "All checks passed!"
 
-def text(findings: Sequence[Finding], colour: bool = False) -> str:
-    """`path:line:col: CODE message [name]`, one finding a line, then a summary."""
+
+def rule_url(code: str) -> str:
+    """The rule's documentation page: its module, whose docstring is the page (`explain` prints it).
+
+    Keyed by the rule's kebab-case name (module `live_object_export` for `live-object-export`),
+    which is as stable as the name users put in suppressions.
+    """
+    module = RULES[code].__name__.rsplit(".", 1)[-1]
+    return f"{REPOSITORY}/blob/main/policies/rules/{module}.py"
+
+
+def fixable(f: Finding) -> bool:
+    """Whether `--fix` removes this finding (an unsuppressed finding of a fixable rule in a document)."""
+    return bool(RULES[f.code].FIXABLE) and f.document >= 0 and not f.suppressed
+
+
+def text(findings: Sequence[Finding], colour: bool = False, quiet: bool = False, hints: bool = True) -> str:
+    """`path:line:col: CODE [*] severity: message [name]`, a `help:` line, then a summary.
+
+    `quiet` leaves out the summary (and the "All checks passed!" of a clean run).
+    """
     lines = []
     for f in findings:
+        mark = " [*]" if fixable(f) else ""
         tail = f" [{f.name}]"
         if f.suppressed:
             tail += f" (suppressed by {f.suppressed})"
         if colour:
+            # the code is a terminal hyperlink to the rule's page (OSC 8), as in ruff
+            code = f"\033]8;;{rule_url(f.code)}\033\\{f.code}\033]8;;\033\\"
             lines.append(
-                f"{_BOLD}{f.file}{_RESET}:{f.line}:{f.column}: {_COLOURS[f.severity]}{f.code}{_RESET} "
-                f"{_message(f)}{_DIM}{tail}{_RESET}"
+                f"{_BOLD}{f.file}{_RESET}:{f.line}:{f.column}: {_COLOURS[f.severity]}{code}{_RESET}{mark} "
+                f"{_COLOURS[f.severity]}{f.severity}{_RESET}: {_message(f)}{_DIM}{tail}{_RESET}"
             )
         else:
-            lines.append(f"{f.file}:{f.line}:{f.column}: {f.code} {_message(f)}{tail}")
-    active = [f for f in findings if not f.suppressed]
-    if active:
-        counts = {s: sum(1 for f in active if f.severity == s) for s in ("error", "warning", "info")}
-        parts = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n)
-        lines.append(f"Found {len(active)} finding{'s' if len(active) != 1 else ''} ({parts}).")
+            lines.append(f"{f.file}:{f.line}:{f.column}: {f.code}{mark} {f.severity}: {_message(f)}{tail}")
+        if hints and f.hint:
+            lines.append(f"  {_BOLD if colour else ''}help{_RESET if colour else ''}: {f.hint}")
+    if not quiet:
+        lines.extend(_summary(findings))
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def concise(findings: Sequence[Finding], colour: bool = False, quiet: bool = False) -> str:
+    """One line a finding (no `help:` lines), then the summary."""
+    return text(findings, colour=colour, quiet=quiet, hints=False)
+
+
+def _summary(findings: Sequence[Finding]) -> list[str]:
+    active = [f for f in findings if not f.suppressed]
+    if not active:
+        return [CLEAN]
+    counts = {s: sum(1 for f in active if f.severity == s) for s in ("error", "warning", "info")}
+    parts = ", ".join(f"{n} {s}{_s(n)}" for s, n in counts.items() if n)
+    out = [f"Found {len(active)} finding{_s(len(active))} ({parts})."]
+    can_fix = sum(1 for f in active if fixable(f))
+    if can_fix:
+        out.append(f"[*] {can_fix} fixable with the `--fix` option (`--diff` shows the change).")
+    return out
+
+
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"
 
 
 def _message(f: Finding) -> str:
@@ -40,8 +91,8 @@ def _message(f: Finding) -> str:
     return f"{where}{f.message}"
 
 
-def as_json(findings: Sequence[Finding], colour: bool = False) -> str:
-    """A JSON array of findings with every field."""
+def as_json(findings: Sequence[Finding], colour: bool = False, quiet: bool = False) -> str:
+    """A JSON array of findings with every field (and the rule's documentation `url`)."""
     import json  # here, not at the top: pre-commit's text output starts without json
 
     return json.dumps([_record(f) for f in findings], indent=2) + "\n"
@@ -59,6 +110,8 @@ def _record(f: Finding) -> dict[str, object]:
         "field": f.field,
         "message": f.message,
         "hint": f.hint,
+        "fixable": fixable(f),
+        "url": rule_url(f.code),
         "suppressed": f.suppressed or None,
     }
 
@@ -66,8 +119,12 @@ def _record(f: Finding) -> dict[str, object]:
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
-def sarif(findings: Sequence[Finding], colour: bool = False) -> str:
-    """SARIF 2.1.0 with every rule described and real regions."""
+def sarif(findings: Sequence[Finding], colour: bool = False, quiet: bool = False) -> str:
+    """SARIF 2.1.0 with every rule described (and its `helpUri`) and real regions.
+
+    Columns count Unicode code points (PyYAML's marks count characters), hence
+    `columnKind: unicodeCodePoints` (SARIF 2.1.0 §3.14.19).
+    """
     codes = sorted(RULES)
     index = {code: n for n, code in enumerate(codes)}
     rules = [
@@ -76,6 +133,7 @@ def sarif(findings: Sequence[Finding], colour: bool = False) -> str:
             "name": RULES[code].NAME,
             "shortDescription": {"text": summary(RULES[code])},
             "fullDescription": {"text": summary(RULES[code])},
+            "helpUri": rule_url(code),
             "help": {"text": (RULES[code].__doc__ or "").strip(), "markdown": (RULES[code].__doc__ or "").strip()},
             "defaultConfiguration": {"level": _SARIF_LEVEL[RULES[code].SEVERITY]},
             "properties": {"tags": [RULES[code].SCOPE]},
@@ -112,10 +170,11 @@ def sarif(findings: Sequence[Finding], colour: bool = False) -> str:
                     "driver": {
                         "name": "fieldwarden",
                         "version": __version__,
-                        "informationUri": "https://github.com/fieldwarden/fieldwarden",
+                        "informationUri": REPOSITORY,
                         "rules": rules,
                     }
                 },
+                "columnKind": "unicodeCodePoints",
                 "results": results,
             }
         ],
@@ -136,18 +195,45 @@ def _escape_property(value: str) -> str:
 _GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
 
-def github(findings: Sequence[Finding], colour: bool = False) -> str:
-    """GitHub Actions workflow commands: `::error file=..,line=..,col=..,title=..::message`."""
+def github(findings: Sequence[Finding], colour: bool = False, quiet: bool = False) -> str:
+    """GitHub Actions workflow commands: `::error file=..,line=..,col=..,title=..::message`.
+
+    The message's second line is the hint, its last the rule's documentation URL.
+    """
     lines = []
     for f in findings:
         if f.suppressed:
             continue
         title = _escape_property(f"{f.code} {f.name}")
+        body = "\n".join(part for part in (_message(f), f.hint and f"help: {f.hint}", rule_url(f.code)) if part)
         lines.append(
             f"::{_GITHUB_LEVEL[f.severity]} file={_escape_property(f.file)},line={f.line},col={f.column},"
-            f"title={title}::{_escape_data(_message(f))}"
+            f"title={title}::{_escape_data(body)}"
         )
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-FORMATTERS: dict[str, Callable[..., str]] = {"text": text, "json": as_json, "sarif": sarif, "github": github}
+def statistics(findings: Sequence[Finding], structured: bool = False) -> str:
+    """A count per rule, most frequent first (ruff's `--statistics`): `count  CODE  [*] name`."""
+    counts: dict[str, list[int]] = {}
+    for f in findings:
+        if not f.suppressed:
+            entry = counts.setdefault(f.code, [0, 0])
+            entry[0] += 1
+            entry[1] += fixable(f)
+    order = sorted(counts, key=lambda code: (-counts[code][0], code))
+    if structured:
+        import json
+
+        rows = [{"code": c, "name": RULES[c].NAME, "count": counts[c][0], "fixable": counts[c][1],
+                 "url": rule_url(c)} for c in order]
+        return json.dumps(rows, indent=2) + "\n"
+    width = max((len(str(counts[c][0])) for c in order), default=1)
+    return "".join(
+        f"{counts[c][0]:>{width}}\t{c}\t{'[*] ' if counts[c][1] else ''}{RULES[c].NAME}\n" for c in order
+    )
+
+
+FORMATTERS: dict[str, Callable[..., str]] = {
+    "text": text, "concise": concise, "json": as_json, "sarif": sarif, "github": github,
+}

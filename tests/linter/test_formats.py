@@ -43,10 +43,46 @@ def test_text_is_grep_style_without_colour_off_a_tty(tmp_path: Path, monkeypatch
     code, out, _ = run([str(path)], monkeypatch)
     first = out.splitlines()[0]
     assert code == 1
-    assert first.startswith(f"{path}:5:1: FW201 Deployment/default/web: ")
+    assert first.startswith(f"{path}:5:1: FW201 warning: Deployment/default/web: ")
     assert first.endswith("[strategy-type-missing]")
+    assert out.splitlines()[1].startswith("  help: ")  # the hint, as ruff's `help:` line
     assert "\033[" not in out
     assert out.splitlines()[-1] == "Found 1 finding (1 warning)."
+
+
+@pytest.mark.parametrize(("code", "severity"), [("FW101", "error"), ("FW201", "warning")])
+def test_text_names_the_severity_in_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: str, severity: str
+) -> None:
+    path = write(tmp_path, "web.yaml", BROKEN)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        main(["lint", "--no-context", "--select", code, "--format", "concise", str(path)])
+    [line, summary] = out.getvalue().splitlines()  # concise: no help line
+    assert line.startswith(f"{path}:")
+    assert line.split(": ", 2)[1] == f"{code} {severity}"
+    assert summary.startswith("Found 1 finding")
+
+
+def test_fixable_findings_are_marked_and_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path, "web.yaml", BROKEN.replace("  name: web\n", "  name: web\n  uid: abc\n"))
+    code, out, _ = run(["--select", "FW306", str(path)], monkeypatch)
+    assert code == 1
+    assert out.splitlines()[0].startswith(f"{path}:5:3: FW306 [*] error: Deployment/default/web: ")
+    assert out.splitlines()[-1] == "[*] 1 fixable with the `--fix` option (`--diff` shows the change)."
+
+
+def test_colour_keeps_the_severity_word(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fieldwarden.linter.analyse import Finding
+    from fieldwarden.linter.formats import text
+
+    finding = Finding("web.yaml", 5, 1, "FW201", "warning", "Deployment/default/web", "spec.strategy.type",
+                      "no strategy", "set it")
+    coloured = text([finding], colour=True)
+    assert "warning" in coloured and "\033[33m" in coloured
+    plain = text([finding], colour=False)
+    assert "warning:" in plain and "\033[" not in plain
 
 
 def test_json_carries_every_field(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -57,8 +93,22 @@ def test_json_carries_every_field(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         "file": str(path), "line": 5, "column": 1, "code": "FW201", "name": "strategy-type-missing",
         "severity": "warning", "object": "Deployment/default/web", "field": "spec.strategy.type",
         "message": finding["message"], "hint": finding["hint"], "suppressed": None,
+        "fixable": False, "url": "https://github.com/fieldwarden/fieldwarden/blob/main/policies/rules/strategy_type_missing.py",
     }
     assert finding["message"] and finding["hint"]
+
+
+def test_rule_urls_point_at_files_in_the_repository() -> None:
+    from fieldwarden.linter.formats import REPOSITORY, rule_url
+    from fieldwarden.policies.registry import RULES
+
+    repo = Path(__file__).resolve().parents[2]
+    prefix = f"{REPOSITORY}/blob/main/"
+    for code in RULES:
+        url = rule_url(code)
+        assert url.startswith(prefix)
+        assert (repo / url[len(prefix):]).is_file(), url
+        assert RULES[code].NAME.replace("-", "_") in url  # keyed by the rule's stable name
 
 
 def test_sarif_has_rules_and_real_regions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -71,6 +121,21 @@ def test_sarif_has_rules_and_real_regions(tmp_path: Path, monkeypatch: pytest.Mo
     assert (result["ruleId"], result["level"], region["startLine"], region["startColumn"]) == ("FW201", "warning", 5, 1)
     rules = log["runs"][0]["tool"]["driver"]["rules"]
     assert rules[result["ruleIndex"]]["id"] == "FW201"
+    assert log["runs"][0]["columnKind"] == "unicodeCodePoints"
+    assert all(rule["helpUri"].startswith("https://github.com/fieldwarden/fieldwarden/blob/main/") for rule in rules)
+    assert rules[result["ruleIndex"]]["helpUri"].endswith("/strategy_type_missing.py")
+
+
+def test_sarif_columns_count_code_points(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Astral characters before the field: one code point each, two UTF-16 units."""
+    line = 'metadata: {labels: {e: "\U0001F600\U0001F600"}, uid: abc, name: web}'
+    path = write(tmp_path, "cm.yaml", f"apiVersion: v1\nkind: ConfigMap\n{line}\n")
+    code, out, _ = run(["--select", "FW306", "--format", "sarif", str(path)], monkeypatch)
+    run_ = json.loads(out)["runs"][0]
+    [result] = run_["results"]
+    region = result["locations"][0]["physicalLocation"]["region"]
+    assert run_["columnKind"] == "unicodeCodePoints"
+    assert (region["startLine"], region["startColumn"]) == (3, line.index("uid") + 1)
 
 
 def test_sarif_clean_run_has_empty_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,6 +151,7 @@ def test_github_annotations_escape_and_auto_detect(tmp_path: Path, monkeypatch: 
     line = out.strip()
     assert line.startswith("::warning file=")
     assert "a%2Cb%3Ac.yaml,line=5,col=1,title=FW201 strategy-type-missing::" in line
+    assert line.endswith("%0Ahttps://github.com/fieldwarden/fieldwarden/blob/main/policies/rules/strategy_type_missing.py")
 
 
 def test_output_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

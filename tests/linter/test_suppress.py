@@ -69,7 +69,7 @@ def test_suppressed_findings_only_shown_on_request(tmp_path: Path) -> None:
     for flag, expected in ((), ""), (("--show-suppressed",), "(suppressed by comment at line 5)"):
         out = io.StringIO()
         with redirect_stdout(out):
-            main(["lint", "--no-context", "--select", "FW201", "--format", "text", *flag, str(path)])
+            main(["lint", "--no-context", "--quiet", "--select", "FW201", "--format", "text", *flag, str(path)])
         assert expected in out.getvalue()
         assert bool(out.getvalue()) == bool(flag)
 
