@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..policies.config import ConfigError, Settings, parse_config_text, unknown_selectors
+from ..policies.config import ConfigError, Settings, unknown_selectors
 from ..policies.model import SEVERITIES
-from .discover import excluded, find_config, find_git_root, project_files, walk
+from .discover import project_files, walk
 from .engine import Report, Source, lint
+from .resolve import Resolver, common_root, project_root
 from .formats import FORMATTERS
 
 
@@ -30,8 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ignore", metavar="CODES", help="comma-separated codes, prefixes or names to disable")
     parser.add_argument("--fail-on", choices=SEVERITIES, help="lowest severity that makes the exit code 1")
     parser.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="skip matching paths")
-    parser.add_argument("--config", metavar="FILE", help="configuration file (default: nearest .fieldwarden.yaml "
-                        "or pyproject.toml with [tool.fieldwarden], upward from the current folder)")
+    parser.add_argument("--config", metavar="FILE", help="configuration file for every file (default: for each "
+                        "file, the nearest .fieldwarden.yaml or pyproject.toml with [tool.fieldwarden] above it)")
+    parser.add_argument("--show-settings", metavar="FILE",
+                        help="print the configuration file(s) and resolved settings that apply to FILE, and exit")
     parser.add_argument("--no-context", action="store_true",
                         help="do not load the project's other manifests for cross-file rules")
     parser.add_argument("--fix", action="store_true", help="remove exported live-object fields in place "
@@ -79,13 +82,28 @@ def _suggestion(parser: argparse.ArgumentParser, extras: Sequence[str]) -> str:
 def run(args: argparse.Namespace) -> int:
     """Lint as asked; returns the exit code."""
     try:
-        settings, root = _settings(args)
-        targets = _targets(args.paths, settings, root, args.stdin_filename, args.fix)
+        resolver, root = _settings(args)
+        if getattr(args, "show_settings", None):
+            sys.stdout.write(show_settings(resolver, Path(args.show_settings), root))
+            return 0
+        targets = _targets(args.paths, resolver, args.stdin_filename, args.fix)
+        if root is None and resolver.forced is None:  # nothing above the current folder: ask the files
+            root = common_root(source.path for source in targets if source.path is not None)
+        per_file = {source.display: resolver.for_file(source.display).settings for source in targets}
+        settings = resolver.for_file(Path.cwd() / "-").settings
+        wanted = not args.no_context and any(s.context for s in per_file.values())
+        context = _context(targets, resolver, root) if wanted else []
+        per_file.update({str(path): resolver.for_file(path).settings for path in context})
     except (ConfigError, UsageError) as exc:
         print(f"fieldwarden: {exc}", file=sys.stderr)
         return 2
-    context = _context(targets, settings, root) if settings.context and not args.no_context else []
-    report = lint(targets, context, settings, root)
+
+    def settings_for(display: str) -> Settings:
+        """The settings of the file a finding is reported in (stdin: --stdin-filename's)."""
+        found = per_file.get(display)
+        return found if found is not None else resolver.for_file(display).settings
+
+    report = lint(targets, context, settings, root, settings_for)
     if args.diff:  # as ruff: --diff wins over --fix and writes nothing
         return 0 if _show_diff(report, targets, args.quiet) == 0 or args.exit_zero else 1
     piped = args.fix and any(source.path is None for source in targets)
@@ -94,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         if fixed:
             if not args.quiet:
                 print(f"fieldwarden: fixed {fixed} finding{'s' if fixed != 1 else ''}", file=sys.stderr)
-            report = lint(targets, context, settings, root)
+            report = lint(targets, context, settings, root, settings_for)
     if piped:  # what was read, fixed as far as it could be (unchanged if it could not be)
         for source in targets:
             if source.path is None:
@@ -117,7 +135,8 @@ def run(args: argparse.Namespace) -> int:
         Path(args.output).write_text(output, encoding="utf-8")
     else:
         stream.write(output)
-    failing = any(not f.suppressed and settings.fails(f.severity) for f in report.findings)
+    # each finding fails the run or not under the configuration of the file it is reported in
+    failing = any(not f.suppressed and settings_for(f.file).fails(f.severity) for f in report.findings)
     return 1 if failing and not args.exit_zero else 0
 
 
@@ -132,26 +151,60 @@ def _write_stdout(data: bytes) -> None:
         sys.stdout.write(data.decode("utf-8", "surrogateescape"))
 
 
-def _settings(args: argparse.Namespace) -> tuple[Settings, Path | None]:
-    config = Path(args.config) if args.config else find_config(Path.cwd())
-    settings = Settings()
-    if config is not None:
-        try:
-            text = config.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read configuration {config}: {exc}") from None
-        data = parse_config_text(text, str(config))
-        _validate_cached(data, text, str(config), config.parent)
-        settings = Settings(data, str(config))
+def _settings(args: argparse.Namespace) -> tuple[Resolver, Path | None]:
+    """The per-file configuration resolver and the project root (see resolve.project_root)."""
     select = _split(args.select)
     ignore = _split(args.ignore)
     for entries in (select or [], ignore or []):
         bad = unknown_selectors(entries)
         if bad:
             raise UsageError(f"unknown rule code or name: {', '.join(bad)} (see `fieldwarden rules`)")
-    settings = settings.with_overrides(select, ignore, args.fail_on, args.exclude)
-    root = config.parent.resolve() if config is not None else find_git_root(Path.cwd().resolve())
-    return settings, root
+    forced = Path(args.config) if args.config else None
+    if forced is not None and not forced.is_file():
+        raise ConfigError(f"cannot read configuration {forced}: no such file")
+    cwd = Path.cwd().resolve()
+    root = forced.parent.resolve() if forced is not None else project_root(cwd)
+    cache_folder = root or cwd
+
+    def check(data: dict[str, Any], text: str, source: str) -> None:
+        _validate_cached(data, text, source, cache_folder)
+
+    resolver = Resolver(
+        forced, lambda settings: settings.with_overrides(select, ignore, args.fail_on), check, args.exclude, root or cwd
+    )
+    resolver.for_file(cwd / "-")  # the configuration in force here: its errors are reported even with no files
+    return resolver, root
+
+
+def show_settings(resolver: Resolver, path: Path, root: Path | None) -> str:
+    """What `--show-settings FILE` prints: the configuration files and the resolved settings."""
+    from ..policies.registry import RULES
+
+    found = resolver.for_file(path)
+    settings = found.settings
+    lines = [f"file: {path}"]
+    if found.files:
+        lines.append(f"configuration: {_shown(found.files[0])}")
+        lines.extend(f"  extends: {_shown(extended)}" for extended in found.files[1:])
+    else:
+        lines.append("configuration: (none: defaults)")
+    lines.append(f"project root: {root if root is not None else '(none: no context)'}")
+    lines.append(f"select: {', '.join(settings.select) or '-'}")
+    lines.append(f"ignore: {', '.join(settings.ignore) or '-'}")
+    lines.append(f"fail-on: {settings.fail_on}")
+    for base, patterns in found.excludes:
+        lines.append(f"exclude: {', '.join(patterns)} (relative to {_shown(base)})")
+    lines.append(f"excluded: {'yes' if resolver.excluded(path) else 'no'}")
+    lines.append(f"default-namespace: {settings.default_namespace}")
+    lines.append(f"max-file-size: {settings.max_file_size}")
+    lines.append(f"context: {'true' if settings.context else 'false'}")
+    lines.append("rules:")
+    for code, rule in RULES.items():
+        state = "on " if settings.enabled(code) else "off"
+        options = {k: v for k, v in settings.options[code].items() if k != "default-namespace"}
+        extra = " " + " ".join(f"{k}={v!r}" for k, v in options.items()) if options else ""
+        lines.append(f"  {code} {state} {settings.severity[code]:<7} {rule.NAME}{extra}")
+    return "\n".join(lines) + "\n"
 
 
 def _validate_cached(data: object, text: str, source: str, folder: Path) -> None:
@@ -175,12 +228,19 @@ def _validate_cached(data: object, text: str, source: str, folder: Path) -> None
         create_file(marker, b"")
 
 
+def _shown(path: Path) -> str:
+    """A path as --show-settings prints it: relative to the current folder when below it."""
+    absolute = os.path.normpath(os.path.abspath(path))
+    relative = os.path.relpath(absolute)
+    return absolute if relative.startswith("..") else relative
+
+
 def _split(value: str | None) -> list[str] | None:
     return None if value is None else [part.strip() for part in value.split(",") if part.strip()]
 
 
-def _targets(paths: Sequence[str], settings: Settings, root: Path | None, stdin_name: str, fix: bool) -> list[Source]:
-    base = root or Path.cwd()
+def _targets(paths: Sequence[str], resolver: Resolver, stdin_name: str, fix: bool) -> list[Source]:
+    """The files to lint; each is excluded or not by its own configuration (and --exclude)."""
     sources: list[Source] = []
     for raw in paths:
         if raw == "-":
@@ -188,9 +248,9 @@ def _targets(paths: Sequence[str], settings: Settings, root: Path | None, stdin_
             continue
         path = Path(raw)
         if path.is_dir():
-            sources.extend(Source(str(p), p) for p in walk(path) if not excluded(p, base, settings.exclude))
+            sources.extend(Source(str(p), p) for p in walk(path) if not resolver.excluded(p))
         elif path.exists() or path.is_symlink():
-            if not excluded(path, base, settings.exclude):
+            if not resolver.excluded(path):
                 sources.append(Source(str(path), path))
         else:
             raise UsageError(f"{raw}: no such file or folder")
@@ -201,7 +261,8 @@ def _targets(paths: Sequence[str], settings: Settings, root: Path | None, stdin_
     return sources
 
 
-def _context(targets: Sequence[Source], settings: Settings, root: Path | None) -> list[Path]:
+def _context(targets: Sequence[Source], resolver: Resolver, root: Path | None) -> list[Path]:
+    """The project's other manifests, each excluded or not by its own configuration."""
     if root is None:
         return []
     # stdin stands for the file --stdin-filename names: its copy on disk is not context
@@ -209,7 +270,7 @@ def _context(targets: Sequence[Source], settings: Settings, root: Path | None) -
     cwd = Path.cwd()
     out = []
     for path in project_files(root):
-        if os.path.realpath(path) in named or excluded(path, root, settings.exclude):
+        if os.path.realpath(path) in named or resolver.excluded(path):
             continue
         try:
             out.append(path.relative_to(cwd))
