@@ -118,3 +118,16 @@ def test_one_file_lint_imports_no_fixer_cache_or_configuration_validator(tmp_pat
     # --fix, the context cache and the configuration's JSON Schema are for other runs
     unused = {"fieldwarden.linter.fix", "fieldwarden.linter.cache", "jsonschema", "difflib", "hmac"}
     assert not modules & unused
+
+
+def test_a_lint_that_reads_the_context_cache_does_not_load_openssl(tmp_path: Path) -> None:
+    # a git repository whose other manifests are large enough to go through the cache
+    for index in range(80):  # ~26 kB: above engine.CACHE_MIN_BYTES
+        write(tmp_path, f"apps/app{index}.yaml", DEPLOYMENT.replace("web", f"web{index}"))
+    write(tmp_path, "deploy.yaml", DEPLOYMENT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True, env=env)
+    imported(["-m", "fieldwarden", "lint", "deploy.yaml"], tmp_path)  # fills the cache
+    modules = imported(["-m", "fieldwarden", "lint", "deploy.yaml"], tmp_path)
+    assert "fieldwarden.linter.cache" in modules and "json" in modules
+    assert not modules & {"hmac", "_hashlib", "hashlib"}, "the cache's MAC check needs no OpenSSL"
