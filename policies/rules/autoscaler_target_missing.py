@@ -101,7 +101,7 @@ def check_set(
             target, ref_path = vpa_target(item.data, namespace), VPA_TARGET_PATH
         if target is None or target.kind in ignore or target in present:
             continue
-        message = f"{target.label()}, the target of this {item.data.get('kind')}, is not defined in the manifests"
+        message = f"target {target.label()} is not defined in the manifests"
         hint = "fix the reference, add the workload, or list its kind in ignore-kinds"
         near = [objects[i] for i in by_kind_name.get((target.kind, target.name), ())]
         if near:

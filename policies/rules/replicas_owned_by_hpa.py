@@ -109,7 +109,7 @@ def check_set(
         reset_to = "1 (null is defaulted)" if value is None else str(value)
         yield index, Violation(
             ("spec", "replicas"),
-            f"spec.replicas is set, but {item.key.label()} is scaled by {scalers}: every deploy "
+            f"spec.replicas is set, but {scalers} scales it: every deploy "
             f"resets the autoscaler's replica count to {reset_to}",
             f"remove spec.replicas (the autoscaler's minimum sets the floor), or annotate "
             f'the object {WERF_ANNOTATION}: "true" when werf deploys it',

@@ -126,7 +126,7 @@ def test_crlf_duplicate_key_position(tmp_path: Path) -> None:
 
 
 def test_utf8_bom_does_not_shift_the_first_column(tmp_path: Path) -> None:
-    text = "status: {}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"
+    text = "status: {phase: Active}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"
     write_bytes(tmp_path, "bom.yaml", b"\xef\xbb\xbf" + text.encode())
     result = run(tmp_path, "bom.yaml")
     assert (result.code, result.hits()) == (1, [("bom.yaml", 1, 1, "FW306")])
