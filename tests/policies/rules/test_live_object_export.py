@@ -315,3 +315,14 @@ status: # fieldwarden: ignore[live-object-export]
     run = lint(fw306("--fix", str(path)))
     assert (run.code, run.hits()) == (0, [])
     assert read(path) == text.replace("  uid: 0b5c5f0e-3f7e-4a4e-9d61-6f3c2f4b8a10\n  generation: 4\n", "")
+
+
+def test_configured_severity_applies_to_real_exports_and_caps_the_noise(tmp_path: Path) -> None:
+    write(tmp_path, ".fieldwarden.yaml", "rules:\n  live-object-export: {severity: warning}\n")
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  uid: x\n  creationTimestamp: null\nstatus: {}\n"
+    write(tmp_path, "a.yaml", text)
+    run = lint(["--select", "FW306", "--no-context", "a.yaml"], cwd=tmp_path)
+    assert [(f["line"], f["severity"]) for f in run.findings] == [(5, "warning"), (6, "info"), (7, "info")]
+    write(tmp_path, ".fieldwarden.yaml", "rules:\n  FW306: {severity: info}\n")
+    run = lint(["--select", "FW306", "--no-context", "a.yaml"], cwd=tmp_path)
+    assert {f["severity"] for f in run.findings} == {"info"} and run.code == 0
