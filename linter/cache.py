@@ -38,7 +38,7 @@ except ImportError:  # pragma: no cover - Python builds without the built-in BLA
 try:  # hmac.compare_digest without importing hmac (~2.5 ms: it loads OpenSSL): the same constant-time compare
     from _operator import _compare_digest
 except ImportError:  # pragma: no cover - other implementations
-    from hmac import compare_digest as _compare_digest
+    from hmac import compare_digest as _compare_digest  # type: ignore[no-redef]
 
 CACHE_DIR = ".fieldwarden_cache"
 CACHE_FILE = "context.cache"  # not *.json: a committed cache must not become a context manifest
