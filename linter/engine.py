@@ -201,53 +201,44 @@ def _slim(result: FileResult) -> FileResult:
 def _run_set_rules(
     records: list[ObjectRecord], owners: list[FileResult], target_count: int, settings_for: Callable[[str], Settings]
 ) -> list[Finding]:
-    """Set rules over every object, reporting on targets only.
+    """Set rules over every object, reporting on targets only, each under its own file's settings.
 
-    Targets are grouped by their settings (one group per configuration in play): a rule
-    runs once per group that selects it, with that group's options, and reports only on
-    the group's own objects, at its severity. A configuration with `context: false` sees
-    the targets alone.
+    For each rule, the targets whose configuration selects it are grouped by what the rule
+    would see (its options, and whether the context counts); the rule runs once per group,
+    so a hundred folder configurations that agree on a rule cost one pass, not a hundred.
+    A finding's severity is that of the configuration of the file it is reported in. A
+    configuration with `context: false` sees the targets alone.
     """
     objects = [SetObject(r.key, r.projection, r.origin) for r in records]
-    groups: dict[int, tuple[Settings, list[int]]] = {}
+    distinct: dict[int, tuple[Settings, list[int]]] = {}  # the targets of each settings object
     for index in range(target_count):
         own = settings_for(owners[index].file)
-        groups.setdefault(id(own), (own, []))[1].append(index)
+        distinct.setdefault(id(own), (own, []))[1].append(index)
     found: list[Finding] = []
     for code, rule in RULES.items():
         if rule.SCOPE != SET:
             continue
-        for settings, targets in groups.values():
+        groups: dict[tuple[str, bool], tuple[dict[str, Any], list[int]]] = {}
+        for settings, targets in distinct.values():
             if settings.enabled(code):
-                found.extend(_set_rule_findings(code, rule, objects, targets, records, owners, settings))
-    return found
-
-
-def _set_rule_findings(
-    code: str,
-    rule: Any,
-    objects: list[SetObject],
-    targets: list[int],
-    records: list[ObjectRecord],
-    owners: list[FileResult],
-    settings: Settings,
-) -> list[Finding]:
-    """One set rule's findings on one group of targets (see _run_set_rules)."""
-    wanted = set(targets)
-    seen = objects if settings.context else objects[: len(owners)]
-    found: list[Finding] = []
-    for index, violation in rule.check_set(seen, targets, settings.rule_conf(code)):
-        if index not in wanted:
-            continue
-        record = records[index]
-        line, column = locate_in_record(record, violation.path)
-        found.append(
-            Finding(
-                owners[index].file, line, column, code, lighter(settings.severity[code], violation), record.label,
-                format_path(violation.path, record.projection), violation.message, violation.hint,
-                record.document, record.prefix + tuple(violation.path),
-            )
-        )
+                conf = settings.rule_conf(code)
+                groups.setdefault((repr(conf), settings.context), (conf, []))[1].extend(targets)
+        for (_, context), (conf, targets) in groups.items():
+            seen = objects if context else objects[:target_count]
+            wanted = set(targets)
+            for index, violation in rule.check_set(seen, sorted(targets), conf):
+                if index not in wanted:
+                    continue
+                record = records[index]
+                severity = settings_for(owners[index].file).severity[code]
+                line, column = locate_in_record(record, violation.path)
+                found.append(
+                    Finding(
+                        owners[index].file, line, column, code, lighter(severity, violation), record.label,
+                        format_path(violation.path, record.projection), violation.message, violation.hint,
+                        record.document, record.prefix + tuple(violation.path),
+                    )
+                )
     return found
 
 
