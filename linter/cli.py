@@ -164,10 +164,10 @@ def _settings(args: argparse.Namespace) -> tuple[Resolver, Path | None]:
         raise ConfigError(f"cannot read configuration {forced}: no such file")
     cwd = Path.cwd().resolve()
     root = forced.parent.resolve() if forced is not None else project_root(cwd)
-    cache_folder = root or cwd
 
     def check(data: dict[str, Any], text: str, source: str) -> None:
-        _validate_cached(data, text, source, cache_folder)
+        # the marker goes to the project's cache folder, or beside the configuration outside one
+        _validate_cached(data, text, source, root or Path(source).parent)
 
     resolver = Resolver(
         forced, lambda settings: settings.with_overrides(select, ignore, args.fail_on), check, args.exclude, root or cwd

@@ -264,3 +264,28 @@ def test_show_settings(tmp_path: Path) -> None:
     assert "configuration: sub/.fieldwarden.yaml" in out.splitlines() and "select: FW1" in out.splitlines()
     code, out = show(["--show-settings", "vendor/x.yaml"], tmp_path)
     assert "excluded: yes" in out.splitlines()
+
+
+def test_stdin_gets_the_configuration_of_the_file_it_stands_for(tmp_path: Path) -> None:
+    write(tmp_path, "sub/.fieldwarden.yaml", "ignore: [FW201]\n")
+    text = NO_STRATEGY.format(name="a").encode()
+    assert lint(["--stdin-filename", "sub/a.yaml", "-"], cwd=tmp_path, stdin=text).hits() == []
+    assert lint(["--stdin-filename", "a.yaml", "-"], cwd=tmp_path, stdin=text).hits() == [("a.yaml", 5, 1, "FW201")]
+
+
+def test_the_webhook_configuration_honours_extend(tmp_path: Path) -> None:
+    from fieldwarden.policies.config import ConfigError
+    from fieldwarden.webhook.server.serve import load_settings
+
+    write(tmp_path, "base.yaml", "ignore: [FW402]\nwebhook: {on-stale-inventory: deny}\n")
+    config = write(tmp_path, "webhook/config.yaml", "extend: ../base.yaml\nwebhook: {max-request-bytes: 65536}\n")
+    settings = load_settings(config)
+    assert not settings.enabled("FW402")
+    assert settings.webhook == ("deny", 65536)
+    write(tmp_path, "base.yaml", "extend: webhook/config.yaml\n")
+    try:
+        load_settings(config)
+    except ConfigError as exc:
+        assert "cycle" in str(exc)
+    else:
+        raise AssertionError("a cycle must be refused")

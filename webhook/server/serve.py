@@ -164,6 +164,10 @@ def load_settings(path: Path | None) -> Settings:
         raise ConfigError(f"{path}: the configuration is not UTF-8 text") from None
     data = parse_config_text(text, str(path))
     validate(data, str(path))
+    if "extend" in data:  # inherited as the linter does: relative to this file, cycles refused
+        from ...policies.config import load_config_chain
+
+        data = load_config_chain(path).data
     return Settings(data, str(path))
 
 
