@@ -283,7 +283,7 @@ def load_config_chain(path: Path, check: Callable[[dict[str, Any], str, str], No
     """
     layers: list[tuple[Path, dict[str, Any]]] = []
     seen: dict[str, int] = {}
-    current = path
+    current = _shown_path(path)
     while True:
         key = os.path.realpath(current)
         if key in seen:
@@ -296,7 +296,7 @@ def load_config_chain(path: Path, check: Callable[[dict[str, Any], str, str], No
         extend = data.get("extend")
         if extend is None:
             break
-        target = current.parent / os.path.expanduser(str(extend))
+        target = _shown_path(current.parent / os.path.expanduser(str(extend)))
         if not target.is_file():
             raise ConfigError(f"{current}: extend: {extend}: no such configuration file")
         current = target
@@ -329,6 +329,13 @@ def _yaml_error(exc: Exception, source: str) -> str:
     context = getattr(exc, "context", None)
     where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else source
     return f"{where}: not valid YAML: {problem}" + (f" ({context})" if context else "")
+
+
+def _shown_path(path: Path) -> Path:
+    """A path as messages name it: relative to the current folder when below it, else absolute."""
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute)
+    return Path(absolute if relative.startswith("..") else relative)
 
 
 def schema_json() -> str:
