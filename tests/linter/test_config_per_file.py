@@ -289,3 +289,20 @@ def test_the_webhook_configuration_honours_extend(tmp_path: Path) -> None:
         assert "cycle" in str(exc)
     else:
         raise AssertionError("a cycle must be refused")
+
+
+def test_in_a_git_repository_as_pre_commit_runs_it(tmp_path: Path) -> None:
+    # pre-commit runs from the repository's root with the changed files; no root configuration
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    write(tmp_path, "team-a/.fieldwarden.yaml", "ignore: [FW201]\nrules:\n  FW301: {severity: info}\nfail-on: error\n")
+    write(tmp_path, "team-a/deploy.yaml", SCALED.format(name="web") + "---\n" + NO_STRATEGY.format(name="api"))
+    write(tmp_path, "team-b/deploy.yaml", NO_STRATEGY.format(name="b"))
+    write(tmp_path, "shared/hpa.yaml", HPA.format(name="web"))  # context, under no configuration
+    run = lint(["team-a/deploy.yaml", "team-b/deploy.yaml"], cwd=tmp_path)
+    assert run.hits() == [("deploy.yaml", 5, 1, "FW201"), ("deploy.yaml", 6, 3, "FW301")]
+    assert severities(run.findings) == {("team-a/deploy.yaml", "FW301"): "info", ("team-b/deploy.yaml", "FW201"): "warning"}
+    assert run.code == 1  # team-b's warning fails under the defaults; team-a's info would not
+    alone = lint(["team-a/deploy.yaml"], cwd=tmp_path)
+    assert (alone.code, alone.hits()) == (0, [("deploy.yaml", 6, 3, "FW301")])
