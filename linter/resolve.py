@@ -99,12 +99,6 @@ class Resolver:
         """Whether the file's own configuration (or --exclude) excludes it."""
         return any(excluded(path, base, patterns) for base, patterns in self.for_file(path).excludes)
 
-    def project_root(self, start: Path) -> Path | None:
-        """The folder whose manifests are the context: see project_root()."""
-        if self.forced is not None:
-            return self.forced.parent.resolve()
-        return project_root(start)
-
 
 def _own_config(folder: str) -> str | None:
     """The configuration file in this very folder, if any."""
