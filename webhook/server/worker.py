@@ -25,6 +25,7 @@ listen backlog. The timeouts come from webhook/server/gunicorn_conf.py.
 from __future__ import annotations
 
 import logging
+import select
 import signal
 import socket
 import ssl
@@ -74,8 +75,9 @@ class WebhookWorker(GeventWorker):  # type: ignore[misc]
         self.handshake_seconds = gunicorn_conf.handshake_seconds
         self.first_request_seconds = gunicorn_conf.first_request_seconds
         self.request_seconds = gunicorn_conf.request_seconds
-        # Connections waiting for a handshake or for their next request: shutdown drops them.
-        self.waiting: set[gevent.Greenlet] = set()
+        # Connections waiting for a handshake or for their next request, by their greenlet:
+        # shutdown drops those that have nothing to read.
+        self.waiting: dict[gevent.Greenlet, Any] = {}
 
     def init_process(self) -> None:
         # gunicorn installs the worker's signal handlers after the gevent patching (tens of
@@ -111,39 +113,47 @@ class WebhookWorker(GeventWorker):  # type: ignore[misc]
             server.stop(timeout=1)
 
     def drop_waiting(self) -> None:
-        """End the connections that have no request in flight."""
-        for greenlet in list(self.waiting):
-            greenlet.kill(block=False)
-        self.waiting.clear()
+        """End the connections that have no request in flight.
+
+        A connection whose bytes have arrived but whose greenlet has not run yet (a request
+        sent just before the signal, or the last handshake message with a request behind it)
+        is in flight for its client: it is left to be served.
+        """
+        for greenlet, client in list(self.waiting.items()):
+            if not _readable(client):
+                del self.waiting[greenlet]
+                greenlet.kill(block=False)
 
     def handle(self, listener: Any, client: Any, addr: Any) -> None:
         me = gevent.getcurrent()
         req = None
         try:
             client.setblocking(1)
-            self.waiting.add(me)
+            self.waiting[me] = client
             try:
                 if self.cfg.is_ssl:
                     client = self.tls_handshake(client)
                 parser = http.get_parser(self.cfg, client, addr)
                 listener_name = listener.getsockname()
                 wait = self.first_request_seconds
-                while self.alive:
+                while True:
                     if not _buffered(parser, client):
-                        self.waiting.add(me)
+                        if not self.alive and not _readable(client):
+                            return  # stopping, and no request has begun on this connection
+                        self.waiting[me] = client
                         wait_read(client.fileno(), timeout=wait)
-                    self.waiting.discard(me)
+                    self.waiting.pop(me, None)
                     with gevent.Timeout(self.request_seconds, RequestTimeout):
                         req = next(parser)
                         if not req:
                             return
-                        self.handle_request(listener_name, req, client, addr)
+                        self.handle_request(listener_name, req, client, addr)  # (closes when stopping)
                     if not self.cfg.keepalive:
                         return
                     req = None
                     wait = self.cfg.keepalive
             finally:
-                self.waiting.discard(me)
+                self.waiting.pop(me, None)
         except (StopIteration, http_errors.NoMoreData, gevent.GreenletExit, socket.timeout):
             pass  # the client is done, idled too long, or the worker is stopping
         except RequestTimeout:
@@ -199,3 +209,15 @@ def _buffered(parser: Any, client: Any) -> bool:
         return True
     pending = getattr(client, "pending", None)
     return bool(pending and pending())
+
+
+def _readable(client: Any) -> bool:
+    """Whether `client` has bytes to read now (in the kernel, or decrypted and held by TLS)."""
+    pending = getattr(client, "pending", None)
+    try:
+        if pending and pending():
+            return True
+        readable, _, _ = select.select([client], [], [], 0)
+    except (OSError, ValueError):  # closed meanwhile: nothing to serve
+        return False
+    return bool(readable)
