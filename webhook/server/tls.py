@@ -6,7 +6,7 @@ loaded from the current files, re-checking their identity (inode, size, mtime) a
 every `interval` seconds, so a handshake costs one clock read, not two stat calls.
 Every context it makes also carries an SNI callback that moves a handshake onto the
 freshest context: a server that built its context once (rather than per connection,
-as gunicorn's gthread worker does) still serves the new certificate. A pair that does
+as fieldwarden's gunicorn worker does) still serves the new certificate. A pair that does
 not load (the key written but not yet the certificate) keeps the previous context
 until the next check.
 """

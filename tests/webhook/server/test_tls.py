@@ -86,7 +86,7 @@ def reloading(tls_dir: Path) -> ReloadingContext:
 
 @pytest.fixture
 def per_connection(reloading: ReloadingContext) -> Iterator[TinyTLSServer]:
-    """A server asking for the context on each connection, as gunicorn's gthread worker does."""
+    """A server asking for the context on each connection, as webhook/server/worker.py does."""
     server = TinyTLSServer(reloading.context)
     yield server
     server.close()
