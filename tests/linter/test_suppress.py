@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import lint, main, write
+from tests.helpers import lint, write
 
 DEPLOYMENT = """\
 apiVersion: apps/v1

@@ -6,7 +6,6 @@ The inventory talks to the fake over HTTP on 127.0.0.1 through the unchanged
 
 from __future__ import annotations
 
-import importlib.metadata
 import sys
 import threading
 import time
@@ -21,7 +20,6 @@ from kubernetes import client
 
 from fieldwarden.policies.config import Settings
 from fieldwarden.policies.model import ObjectKey
-from fieldwarden.webhook.kube.api import user_agent
 from fieldwarden.webhook.server.handlers import MUTATE, admit
 from fieldwarden.webhook.inventory.cluster import Backoff, ClusterInventory, from_environment
 from fieldwarden.webhook.inventory.sources import Inventory
