@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, NamedTuple
 
-from ..policies.config import ConfigChain, Settings, load_config_chain
+from ..policies.config import MAX_CONFIG_BYTES, ConfigChain, Settings, load_config_chain
 from .discover import CONFIG_NAMES, excluded, find_git_root
 
 Check = Callable[[dict[str, Any], str, str], None]  # validate(data, text, source)
@@ -81,7 +81,7 @@ class Resolver:
         if config is None:
             chain = ConfigChain({}, (), ())
         else:
-            chain = load_config_chain(Path(config), self._check)
+            chain = load_config_chain(Path(config), self._check, within=find_git_root(Path(config).absolute().parent))
         settings = self._overrides(Settings(chain.data, config))
         excludes = chain.excludes
         if self._cli_excludes:
@@ -110,7 +110,7 @@ def _own_config(folder: str) -> str | None:
     if os.path.isfile(pyproject):
         try:
             with open(pyproject, encoding="utf-8", errors="replace") as handle:
-                if "[tool.fieldwarden" in handle.read():
+                if "[tool.fieldwarden" in handle.read(MAX_CONFIG_BYTES + 1):
                     return pyproject
         except OSError:
             pass

@@ -263,27 +263,41 @@ class ConfigChain(NamedTuple):
     excludes: tuple[tuple[Path, tuple[str, ...]], ...]  # (folder the patterns are relative to, patterns)
 
 
+# A configuration from a linted repository is read whole; real ones are a few kilobytes.
+MAX_CONFIG_BYTES = 1 << 20
+
+
 def read_config(path: Path) -> tuple[str, dict[str, Any]]:
     """The text of a configuration file and the mapping it holds (not yet validated)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path}: over {MAX_CONFIG_BYTES:,} bytes: not a configuration file")
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read configuration {path}: {exc}") from None
     return text, parse_config_text(text, str(path))
 
 
-def load_config_chain(path: Path, check: Callable[[dict[str, Any], str, str], None] | None = None) -> ConfigChain:
+def load_config_chain(path: Path, check: Callable[[dict[str, Any], str, str], None] | None = None,
+                      within: Path | None = None) -> ConfigChain:
     """Read, validate and merge a configuration file and the chain of files it `extend`s.
 
     `extend: PATH` is relative to the file that says it. The extending file wins key by
     key, except `rules` (merged rule by rule, option by option) and `webhook` (option by
     option); `exclude` lists add up, each pattern staying relative to the folder of the
     file that says it. `check(data, text, source)` validates one file (default: validate()).
-    A cycle is a ConfigError naming the files in it.
+    A cycle is a ConfigError naming the files in it. With `within`, every file of the chain
+    must lie inside that folder (links resolved): a configuration committed to a repository
+    cannot make the linter read, and echo in its errors, files elsewhere on the machine.
     """
     layers: list[tuple[Path, dict[str, Any]]] = []
     seen: dict[str, int] = {}
     current = _shown_path(path)
+    if within is not None and not _inside(current, within):
+        raise ConfigError(f"{current}: links outside the repository {within}; a configuration in a repository "
+                          "must be a file in it")
     while True:
         key = os.path.realpath(current)
         if key in seen:
@@ -297,6 +311,9 @@ def load_config_chain(path: Path, check: Callable[[dict[str, Any], str, str], No
         if extend is None:
             break
         target = _shown_path(current.parent / os.path.expanduser(str(extend)))
+        if within is not None and not _inside(target, within):
+            raise ConfigError(f"{current}: extend: {extend}: outside the repository {within}; a configuration "
+                              "in a repository may only extend files in it")
         if not target.is_file():
             raise ConfigError(f"{current}: extend: {extend}: no such configuration file")
         current = target
@@ -320,6 +337,11 @@ def load_config_chain(path: Path, check: Callable[[dict[str, Any], str, str], No
             else:
                 merged[name] = value
     return ConfigChain(merged, tuple(p for p, _ in layers), tuple(excludes))
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    real, base = os.path.realpath(path), os.path.realpath(folder)
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
 
 
 def _yaml_error(exc: Exception, source: str) -> str:

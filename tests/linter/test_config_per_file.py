@@ -306,3 +306,37 @@ def test_in_a_git_repository_as_pre_commit_runs_it(tmp_path: Path) -> None:
     assert run.code == 1  # team-b's warning fails under the defaults; team-a's info would not
     alone = lint(["team-a/deploy.yaml"], cwd=tmp_path)
     assert (alone.code, alone.hits()) == (0, [("deploy.yaml", 6, 3, "FW301")])
+
+
+def test_a_repository_configuration_cannot_reach_files_outside_the_repository(tmp_path: Path) -> None:
+    # A pull request's configuration must not make CI read (and echo in an error) a file elsewhere.
+    import subprocess
+
+    secret = write(tmp_path, "home/secret.yaml", "fail-on: TOKEN-abc123\n")
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    write(repo, "x.yaml", NO_STRATEGY.format(name="x"))
+    write(repo, "base.yaml", "select: [FW2]\n")
+    for extend in (str(secret), "../home/secret.yaml", "link.yaml"):
+        (repo / "link.yaml").unlink(missing_ok=True)
+        (repo / "link.yaml").symlink_to(secret)
+        write(repo, ".fieldwarden.yaml", f"extend: {extend}\n")
+        run = lint(["x.yaml"], cwd=repo)
+        assert run.code == 2 and "outside the repository" in run.stderr, extend
+        assert "TOKEN-abc123" not in run.stderr
+    (repo / ".fieldwarden.yaml").unlink()
+    (repo / ".fieldwarden.yaml").symlink_to(secret)  # the configuration itself a link out
+    run = lint(["x.yaml"], cwd=repo)
+    assert run.code == 2 and "outside the repository" in run.stderr and "TOKEN-abc123" not in run.stderr
+    # inside the repository, extend works as before
+    (repo / ".fieldwarden.yaml").unlink()
+    write(repo, "sub/.fieldwarden.yaml", "extend: ../base.yaml\n")
+    write(repo, "sub/y.yaml", NO_STRATEGY.format(name="y"))
+    assert lint(["sub/y.yaml"], cwd=repo).hits() == [("y.yaml", 5, 1, "FW201")]
+
+
+def test_an_oversized_configuration_is_refused_not_read_whole(tmp_path: Path) -> None:
+    write(tmp_path, ".fieldwarden.yaml", "select: [FW2]\n" + "#" * (2 << 20) + "\n")
+    write(tmp_path, "x.yaml", NO_STRATEGY.format(name="x"))
+    run = lint(["x.yaml"], cwd=tmp_path)
+    assert run.code == 2 and "not a configuration file" in run.stderr and "Traceback" not in run.stderr
