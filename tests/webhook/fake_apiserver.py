@@ -86,6 +86,7 @@ import json
 import random
 import re
 import socket
+import ssl
 import threading
 import time
 import uuid
@@ -845,11 +846,17 @@ class FakeApiServer:
     """The TEST FAKE API server; use as a context manager (`with FakeApiServer() as api: api.url`).
 
     `kubelet=False` leaves pods alone (no fake kubelet thread); `kubelet_start_delay` and
-    `kubelet_restart_delay` set how long the fake kubelet takes (seconds)."""
+    `kubelet_restart_delay` set how long the fake kubelet takes (seconds). `tls=(certfile,
+    keyfile)` serves HTTPS, as every real API server does (clients then take the CA)."""
 
     def __init__(self, *, vpa_crd: bool = True, gone_as_http: bool = False, kubelet: bool = True,
-                 kubelet_start_delay: float = 0.05, kubelet_restart_delay: float = 0.05) -> None:
+                 kubelet_start_delay: float = 0.05, kubelet_restart_delay: float = 0.05,
+                 tls: tuple[str, str] | None = None) -> None:
         self.gone_as_http = gone_as_http
+        self._tls: ssl.SSLContext | None = None
+        if tls is not None:
+            self._tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            self._tls.load_cert_chain(*tls)
         self.calls: list[Call] = []
         self.gone_answers = 0  # watches answered 410 Gone, either way
         self._cond = threading.Condition()
@@ -888,6 +895,9 @@ class FakeApiServer:
 
     def _listen(self, port: int) -> None:
         self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))  # (SO_REUSEADDR: a restart rebinds)
+        if self._tls is not None:  # the handshake happens on a connection's first read, in its own thread
+            self._server.socket = self._tls.wrap_socket(self._server.socket, server_side=True,
+                                                        do_handshake_on_connect=False)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
@@ -902,7 +912,7 @@ class FakeApiServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_port}"
+        return f"{'https' if self._tls is not None else 'http'}://127.0.0.1:{self._server.server_port}"
 
     @property
     def cond(self) -> threading.Condition:

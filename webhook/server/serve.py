@@ -83,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         import cryptography  # noqa: F401
         import flask  # noqa: F401
+        import gevent  # noqa: F401
         import gunicorn  # type: ignore[import-untyped]  # noqa: F401
     except ImportError as exc:
         print(f"fieldwarden: serve needs the webhook extra: pip install 'fieldwarden[webhook]' ({exc})",
@@ -220,7 +221,21 @@ def cluster_kubeconfig(explicit: Path | None) -> str | None:
     return str(default) if default.is_file() and not in_cluster() else None
 
 
+def patch_ssl_for_the_workers() -> None:
+    """Give `ssl` gevent's classes now, in the master, before the kubernetes client is imported.
+
+    The workers run on gevent, which patches the standard library in each worker after the
+    fork. urllib3 (under the kubernetes client), imported here in the master, takes
+    `ssl.SSLContext` at import; with the unpatched class every HTTPS request to the API
+    server would fail in the workers with RecursionError. The rest is left to the workers.
+    """
+    import gevent.monkey
+
+    gevent.monkey.patch_ssl()
+
+
 def _cluster_inventory(kubeconfig: str | None, context: str | None, settings: Settings) -> Inventory | None:
+    patch_ssl_for_the_workers()
     try:
         from ..inventory.cluster import from_environment
     except ImportError as exc:

@@ -36,6 +36,9 @@ def no_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.chdir(tmp_path)
+    # In-process runs stop before gunicorn: the test runner's own ssl stays unpatched (the
+    # patch itself is exercised by a real server over HTTPS, test_serve_cluster.py).
+    monkeypatch.setattr(serve, "patch_ssl_for_the_workers", lambda: None)
     yield tmp_path
 
 

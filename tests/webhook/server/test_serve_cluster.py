@@ -1,7 +1,9 @@
-"""The real `fieldwarden serve` (gunicorn's gevent workers) watching a cluster: the API test fake.
+"""The real `fieldwarden serve` (gunicorn's gevent workers) watching a cluster: the API test fake over HTTPS.
 
-The inventory's watches run inside gevent-patched workers; an HPA created while the server
-runs is honoured by FW403 in every worker, and one deleted stops being honoured.
+The inventory's watches run inside gevent-patched workers, over TLS as with every real API
+server (a client library that took `ssl.SSLContext` before gevent patched it fails every
+HTTPS connection with RecursionError: plain HTTP would hide that). An HPA created while the
+server runs is honoured by FW403 in every worker, and one deleted stops being honoured.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from fieldwarden.webhook.server.certs import ensure_certificates
 from tests.webhook.fake_apiserver import FakeApiServer
 from tests.webhook.kubeconfig import write_kubeconfig
 from tests.webhook.live import Server
@@ -40,8 +43,11 @@ def test_an_hpa_created_while_serving_is_honoured_by_every_worker(tmp_path: Path
     live, sent = data["request"]["oldObject"]["spec"]["replicas"], data["request"]["object"]["spec"]["replicas"]
     assert live != sent
     hpa = yaml.safe_load((FIXTURES / "hpa-web.yaml").read_text())
-    with FakeApiServer() as api:
-        kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", api.url)
+    api_tls = ensure_certificates(tmp_path / "api-tls")
+    assert api_tls.ca is not None
+    with FakeApiServer(tls=(str(api_tls.cert), str(api_tls.key))) as api:
+        assert api.url.startswith("https://")
+        kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", api.url, ca=api_tls.ca)
         server = Server(["--kubeconfig", str(kubeconfig), "--cert-dir", str(tmp_path / "tls"), "--workers", "2"],
                         tmp_path)
         try:
@@ -57,4 +63,4 @@ def test_an_hpa_created_while_serving_is_honoured_by_every_worker(tmp_path: Path
             eventually(lambda: replicas_after_update(server) == {sent}, "the HPA forgotten", timeout=10)
         finally:
             assert server.stop() == 0, server.stderr()
-        assert "Traceback" not in server.stderr()
+        assert "Traceback" not in server.stderr() and "RecursionError" not in server.stderr()
