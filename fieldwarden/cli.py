@@ -2,50 +2,36 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from . import __version__
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (0 clean, 1 findings, 2 usage or config error)."""
-    parser = argparse.ArgumentParser(prog="fieldwarden", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"fieldwarden {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.required = True
-
-    lint = commands.add_parser("lint", help="lint manifests (files, folders, - for stdin)")
-    rules = commands.add_parser("rules", help="list the rules")
-    rules.add_argument("--format", choices=["text", "json"], default="text")
-    explain = commands.add_parser("explain", help="print one rule's documentation")
-    explain.add_argument("rule", help="rule code or name, e.g. FW201 or strategy-type-missing")
-    explain.add_argument(
-        "--format", choices=["text", "markdown"], default="text",
-        help="text: rendered for the terminal (plain when piped or with NO_COLOR); markdown: the raw page",
-    )
-    commands.add_parser("schema", help="print the configuration's JSON Schema")
-    webhook_commands = {
-        "serve": "run the admission webhook (HTTPS, gunicorn)",
-        "controller": "run the readiness-gate controller (leader-elected)",
-        "set-image": "update container images in place, draining the pod first",
-    }
-    parsers = {name: commands.add_parser(name, help=text) for name, text in webhook_commands.items()}
-    # The command's own options come from its module, imported only when that command runs:
-    # `--version`, `rules` and `explain` never load the linter, `lint` never the webhook.
-    words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    args: Any = None
     chosen = None
-    if words[:1] == ["lint"]:
-        from .linter import cli as lint_cli
+    if arguments[:1] == ["lint"]:
+        # A plain lint command line (pre-commit's) is read without argparse; help and
+        # mistakes go to argparse below, built from the same option table.
+        from .linter.options import parse
 
-        lint_cli.add_arguments(lint)
-    elif words[:1] and words[0] in webhook_commands:
-        chosen = _webhook_command(words[0])
-        chosen.add_arguments(parsers[words[0]])
+        args = parse(arguments[1:])
+        if args is not None and argv is None and not args.no_context and args.config is None:
+            # git lists the project's files on another core while the rules are imported
+            # (a command-line run only: the listing is of this moment, for this one run)
+            from .linter.discover import start_listing
 
-    args = parser.parse_args(argv)
+            start_listing(os.getcwd())
+    if args is None:
+        parser, chosen = build_parser(arguments)
+        args = parser.parse_args(arguments)
     if argv is None:  # a command-line run (callers in-process pass their arguments)
         # The process ends after this call: spare the interpreter's teardown from walking
         # every module, function and object (~7 ms, a tenth of a pre-commit run).
@@ -72,6 +58,48 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"fieldwarden: internal error: {type(exc).__name__}: {exc} "
               "(set FIELDWARDEN_DEBUG=1 for a traceback and please report it)", file=sys.stderr)
         return 2
+
+
+def build_parser(arguments: Sequence[str]) -> tuple[argparse.ArgumentParser, Any]:
+    """The whole command line's parser, with the options of the command `arguments` names.
+
+    Returns it and the webhook-side command's module when one was named (else None).
+    The command's own options come from its module, imported only when that command runs:
+    `--version`, `rules` and `explain` never load the linter, `lint` never the webhook.
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="fieldwarden", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"fieldwarden {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+
+    lint = commands.add_parser("lint", help="lint manifests (files, folders, - for stdin)")
+    rules = commands.add_parser("rules", help="list the rules")
+    rules.add_argument("--format", choices=["text", "json"], default="text")
+    explain = commands.add_parser("explain", help="print one rule's documentation")
+    explain.add_argument("rule", help="rule code or name, e.g. FW201 or strategy-type-missing")
+    explain.add_argument(
+        "--format", choices=["text", "markdown"], default="text",
+        help="text: rendered for the terminal (plain when piped or with NO_COLOR); markdown: the raw page",
+    )
+    commands.add_parser("schema", help="print the configuration's JSON Schema")
+    webhook_commands = {
+        "serve": "run the admission webhook (HTTPS, gunicorn)",
+        "controller": "run the readiness-gate controller (leader-elected)",
+        "set-image": "update container images in place, draining the pod first",
+    }
+    parsers = {name: commands.add_parser(name, help=text) for name, text in webhook_commands.items()}
+    words = [a for a in arguments if not a.startswith("-")]
+    chosen = None
+    if words[:1] == ["lint"]:
+        from .linter.argparser import add_arguments
+
+        add_arguments(lint)
+    elif words[:1] and words[0] in webhook_commands:
+        chosen = _webhook_command(words[0])
+        chosen.add_arguments(parsers[words[0]])
+    return parser, chosen
 
 
 def _webhook_command(name: str) -> Any:

@@ -6,9 +6,12 @@ again and a deleted file simply drops out; nothing is trusted from timestamps.
 The cache lives in the project being linted, where a pull request can plant files
 (`git add -f`), so what is read from there is treated as hostile:
 
-- it is plain JSON (no pickle: unpickling runs code), decoded field by field into the
-  engine's types; anything unexpected (garbage, truncated, too large, wrong types, another
-  version) is "no cache", and the run parses the files again;
+- it holds plain data only (lists, str-keyed dicts, strings, numbers, booleans, None; no
+  pickle: unpickling runs code), in `marshal`'s format, read only once its digest (below)
+  shows this user's fieldwarden wrote it, then decoded field by field into the engine's
+  types; anything unexpected (garbage, truncated, too large, wrong types, another version)
+  is "no cache", and the run parses the files again. marshal, not JSON: it is built in,
+  where importing json and decoding with it would cost a one-file run ~1.5 ms more;
 - its first line is a keyed BLAKE2 digest of the rest, under a per-user secret kept outside
   the project (`$XDG_CACHE_HOME/fieldwarden/cache-key`), so a cache this user's fieldwarden
   did not write (committed, copied from elsewhere) is never believed: it could otherwise
@@ -22,6 +25,7 @@ The digests come from `_blake2` rather than hashlib (which spends ~5 ms setting 
 
 from __future__ import annotations
 
+import marshal
 import os
 import stat
 from pathlib import Path
@@ -42,7 +46,7 @@ except ImportError:  # pragma: no cover - other implementations
 
 CACHE_DIR = ".fieldwarden_cache"
 CACHE_FILE = "context.cache"  # not *.json: a committed cache must not become a context manifest
-FORMAT = 2  # 1 was context.pickle, which is never read again
+FORMAT = 3  # 1 was context.pickle, 2 JSON: neither is read again
 MAX_CACHE_BYTES = 256 << 20  # a larger file is not read (nor written)
 KEY_BYTES = 32
 _MAC_BYTES = 32
@@ -151,21 +155,19 @@ class ContextCache:
     """{relative path: (content digest, FileResult)}, in the project's cache folder.
 
     Only results as the engine keeps them for context files are stored: their objects, with
-    projections made of JSON's types. A result holding anything JSON would not give back
-    as it was (NaN, an infinity, a huge integer) is not cached; that file is parsed every run.
+    projections made of YAML's plain types. A result holding anything else is not cached;
+    that file is parsed every run.
     """
 
     def __init__(self, root: Path, signature: object) -> None:
-        import json  # only when a cache is used: pre-commit on a small project never needs it
-
         self.folder = root / CACHE_DIR
         self.file = self.folder / CACHE_FILE
-        self.signature = json.dumps([FORMAT, __version__, signature], separators=(",", ":"))
+        self.signature = (FORMAT, __version__, marshal.version, signature)
         self.entries: dict[str, tuple[bytes, FileResult]] = {}
         self.dirty = False
         try:
-            self.entries = _decode(json.loads(_read_authentic(self.file)), self.signature)
-        except (OSError, ValueError, TypeError, RecursionError):  # json's and _decode's errors
+            self.entries = _decode(marshal.loads(_read_authentic(self.file)), self.signature)
+        except (OSError, ValueError, TypeError, EOFError, RecursionError):  # marshal's and _decode's errors
             self.entries = {}
 
     def get(self, name: str, key: bytes) -> FileResult | None:
@@ -174,7 +176,7 @@ class ContextCache:
         return entry[1] if entry is not None and entry[0] == key else None
 
     def put(self, name: str, key: bytes, value: FileResult) -> None:
-        """Remember a result (unless it does not survive a trip through JSON unchanged)."""
+        """Remember a result (unless it holds something other than plain data)."""
         try:
             plain = all(_plain(record.projection) for record in value.objects)
         except RecursionError:
@@ -196,15 +198,13 @@ class ContextCache:
         """Write atomically; a read-only project (or a planted symlink) just goes without a cache."""
         if not self.dirty:
             return
-        import json
         import tempfile
 
-        entries = {name: [key.hex(), [_encode(o) for o in result.objects]] for name, (key, result) in self.entries.items()}
+        entries = {name: [key, [_encode(o) for o in result.objects]] for name, (key, result) in self.entries.items()}
         try:
-            text = json.dumps({"signature": self.signature, "entries": entries}, separators=(",", ":"), allow_nan=False)
+            body = marshal.dumps({"signature": self.signature, "entries": entries})
         except (ValueError, TypeError, RecursionError):  # put() lets none through; never a traceback
             return
-        body = text.encode("ascii")
         mac = keyed_digest(body, b"context-cache")
         if mac is None or len(body) + 2 * _MAC_BYTES + 1 > MAX_CACHE_BYTES or not make_cache_folder(self.folder):
             return
@@ -245,35 +245,32 @@ def _read_authentic(path: Path) -> bytes:
 
 
 def _plain(value: Any) -> bool:
-    """Whether JSON gives `value` back as it is: str-keyed dicts, lists, str, int, finite float, bool, None."""
+    """Whether `value` is plain data: str-keyed dicts, lists, str, int, float, bool, None."""
     kind = type(value)
     if kind is dict:
         return all(type(k) is str and _plain(v) for k, v in value.items())
     if kind is list:
         return all(_plain(item) for item in value)
-    if kind is int:
-        return bool(-(1 << 63) <= value < 1 << 64)  # far below the interpreter's int/str conversion limit
-    if kind is float:
-        return bool(value - value == 0)  # not inf, not nan
-    return kind is str or kind is bool or value is None
+    return kind is str or kind is int or kind is float or kind is bool or value is None
 
 
 def _encode(record: ObjectRecord) -> list[Any]:
-    """An ObjectRecord as a JSON array (tuples become arrays; position tables become arrays)."""
+    """An ObjectRecord as a list (tuples become lists; position tables become lists)."""
     locations = [[list(path), line, column] for path, (line, column) in record.locations.items()]
-    return [record.key, record.label, record.projection, locations, record.origin, record.document,
-            record.prefix, record.ignore, record.ignore_at]
+    ignore = list(record.ignore) if isinstance(record.ignore, tuple) else record.ignore
+    return [None if record.key is None else list(record.key), record.label, record.projection, locations,
+            record.origin, record.document, list(record.prefix), ignore, list(record.ignore_at)]
 
 
-def _decode(data: Any, signature: str) -> dict[str, tuple[bytes, FileResult]]:
+def _decode(data: Any, signature: object) -> dict[str, tuple[bytes, FileResult]]:
     """The entries of a parsed cache file; ValueError unless every part has the expected type."""
     if type(data) is not dict or data.get("signature") != signature or type(data.get("entries")) is not dict:
         raise ValueError("another version, or not a cache")
     entries: dict[str, tuple[bytes, FileResult]] = {}
     for name, entry in data["entries"].items():
-        if type(entry) is not list or len(entry) != 2 or type(entry[0]) is not str or type(entry[1]) is not list:
+        if type(name) is not str or type(entry) is not list or len(entry) != 2 or type(entry[0]) is not bytes or type(entry[1]) is not list:
             raise ValueError(f"malformed entry {name!r}")
-        key = bytes.fromhex(entry[0])
+        key = entry[0]
         if len(key) != 16:
             raise ValueError(f"malformed digest for {name!r}")
         entries[name] = (key, FileResult(name, [], [_decode_record(raw) for raw in entry[1]], [], [], ""))

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
 from typing import Any, Sequence
 
 from ..policies.config import ConfigError, Settings, unknown_selectors
-from ..policies.model import SEVERITIES
 from .discover import project_files, walk
 from .engine import Report, Source, lint
 from .resolve import Resolver, common_root, project_root
@@ -20,67 +18,8 @@ class UsageError(Exception):
     """Bad arguments or configuration: exit code 2."""
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of `fieldwarden lint`."""
-    parser.add_argument("paths", nargs="*", default=["."], help="files or folders to lint; - for stdin (default: .)")
-    parser.add_argument("--format", "--output-format", dest="format", choices=["auto", *FORMATTERS], default="auto",
-                        help="output format (auto: github under GitHub Actions, else text; "
-                        "concise: text without the help lines)")
-    parser.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
-    parser.add_argument("--select", metavar="CODES", help="comma-separated codes, prefixes or names to enable")
-    parser.add_argument("--ignore", metavar="CODES", help="comma-separated codes, prefixes or names to disable")
-    parser.add_argument("--fail-on", choices=SEVERITIES, help="lowest severity that makes the exit code 1")
-    parser.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="skip matching paths")
-    parser.add_argument("--config", metavar="FILE", help="configuration file for every file (default: for each "
-                        "file, the nearest .fieldwarden.yaml or pyproject.toml with [tool.fieldwarden] above it)")
-    parser.add_argument("--show-settings", metavar="FILE",
-                        help="print the configuration file(s) and resolved settings that apply to FILE, and exit")
-    parser.add_argument("--no-context", action="store_true",
-                        help="do not load the project's other manifests for cross-file rules")
-    parser.add_argument("--fix", action="store_true", help="remove exported live-object fields in place "
-                        "(stdin: print the fixed document; the report goes to stderr)")
-    parser.add_argument("--diff", action="store_true", help="print what --fix would change as a unified diff "
-                        "and change nothing (exit 1 if there is something to fix)")
-    parser.add_argument("--show-suppressed", action="store_true", help="list suppressed findings too")
-    parser.add_argument("--statistics", action="store_true", help="print a count per rule instead of the findings")
-    parser.add_argument("--quiet", "-q", action="store_true",
-                        help="print the findings only: no summary, no \"All checks passed!\", no notices")
-    parser.add_argument("--exit-zero", action="store_true",
-                        help="exit 0 even with findings (2 still means a usage or configuration error)")
-    parser.add_argument("--stdin-filename", metavar="NAME", default="<stdin>", help="name to report for -")
-    parser.__class__ = _LintParser  # unknown options: this usage line and a suggestion, exit 2
-    parser.allow_abbrev = False  # as ruff: `--statistic` is a typo, not `--statistics` (nor ambiguous with --output)
-
-
-class _LintParser(argparse.ArgumentParser):
-    """`fieldwarden lint`'s parser: rejects unknown options itself.
-
-    argparse hands a sub-command's unknown arguments to the top-level parser, whose error
-    shows `fieldwarden`'s usage; here they fail with `lint`'s usage and the closest option.
-    """
-
-    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
-        parsed, extras = super().parse_known_args(args, namespace)
-        if extras:
-            self.error(f"unrecognized arguments: {' '.join(extras)}{_suggestion(self, extras)}")
-        return parsed, extras
-
-
-def _suggestion(parser: argparse.ArgumentParser, extras: Sequence[str]) -> str:
-    """`; did you mean --format?` for the first unknown option close to a real one."""
-    import difflib
-
-    known = [option for action in parser._actions for option in action.option_strings if option.startswith("--")]
-    for extra in extras:
-        if extra.startswith("--"):
-            close = difflib.get_close_matches(extra.split("=", 1)[0], known, n=1, cutoff=0.6)
-            if close:
-                return f"; did you mean {close[0]}?"
-    return ""
-
-
-def run(args: argparse.Namespace) -> int:
-    """Lint as asked; returns the exit code."""
+def run(args: Any) -> int:
+    """Lint as asked (args: from options.parse, or argparse); returns the exit code."""
     try:
         resolver, root = _settings(args)
         if getattr(args, "show_settings", None):
@@ -151,7 +90,7 @@ def _write_stdout(data: bytes) -> None:
         sys.stdout.write(data.decode("utf-8", "surrogateescape"))
 
 
-def _settings(args: argparse.Namespace) -> tuple[Resolver, Path | None]:
+def _settings(args: Any) -> tuple[Resolver, Path | None]:
     """The per-file configuration resolver and the project root (see resolve.project_root)."""
     select = _split(args.select)
     ignore = _split(args.ignore)

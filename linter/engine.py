@@ -21,7 +21,7 @@ from .suppress import covers, directive_document
 
 PARALLEL_MIN_BYTES = 1_500_000  # below this, starting worker processes costs more than it saves
 CHUNK_BYTES = 256_000  # a worker's task: small enough to balance the load and stream results back
-CACHE_MIN_BYTES = 16_000  # a smaller context is parsed faster than the cache is loaded (json, hmac, key: ~3 ms)
+CACHE_MIN_BYTES = 16_000  # a smaller context is parsed faster than the cache is read and checked
 
 
 class Source(NamedTuple):

@@ -246,13 +246,15 @@ def decode(data: bytes) -> tuple[str | None, InputProblem | None]:
     if b"\x00" in data:
         line = data.count(b"\n", 0, data.index(b"\x00")) + 1
         return None, InputProblem("FW004", line, 1, "binary file (contains NUL bytes), not YAML")
+    bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0  # (the utf-8-sig codec would cost an import)
     try:
-        return data.decode("utf-8-sig"), None
+        return data[bom:].decode("utf-8"), None
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        start = exc.start + bom
+        line = data.count(b"\n", 0, start) + 1
+        column = start - (data.rfind(b"\n", 0, start) + 1) + 1
         return None, InputProblem(
-            "FW004", line, column, f"not valid UTF-8 (byte 0x{data[exc.start]:02x}); save the file as UTF-8"
+            "FW004", line, column, f"not valid UTF-8 (byte 0x{data[start]:02x}); save the file as UTF-8"
         )
 
 

@@ -73,12 +73,14 @@ spec: {}
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from ..managed_fields import Conflict, ManagedFieldsError, go_quote, conflicts
 from ..model import WARNING, Violation
 from ..rule import OBJECT
 from .live_object_export import LAST_APPLIED_PATH
+
+if TYPE_CHECKING:
+    from ..managed_fields import Conflict
 
 CODE = "FW307"
 NAME = "managed-field-conflict"
@@ -111,6 +113,8 @@ def _own_managers(conf: Mapping[str, Any]) -> frozenset[str]:
 
 def manager_text(conflict: Conflict) -> str:
     """The manager as the API server prints it in a conflict (`printManager`)."""
+    from ..managed_fields import go_quote
+
     text = go_quote(conflict.manager)
     if conflict.subresource:
         text += f" with subresource {go_quote(conflict.subresource)}"
@@ -124,6 +128,9 @@ def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation
     meta = obj.get("metadata")
     if not isinstance(meta, Mapping) or "managedFields" not in meta:
         return
+    # imported here: only live exports carry managedFields, and a lint imports what it uses
+    from ..managed_fields import ManagedFieldsError, conflicts, go_quote
+
     mine = _own_managers(conf)
     try:
         found = conflicts(obj, mine)

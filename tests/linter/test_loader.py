@@ -132,6 +132,14 @@ def test_utf8_bom_does_not_shift_the_first_column(tmp_path: Path) -> None:
     assert (result.code, result.hits()) == (1, [("bom.yaml", 1, 1, "FW306")])
 
 
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+def test_invalid_utf8_is_placed_on_its_byte_with_or_without_bom(tmp_path: Path, bom: bytes) -> None:
+    write_bytes(tmp_path, "bad.yaml", bom + b"apiVersion: v1\nkind: ConfigMap\ndata: {k: caf\xe9}\n")
+    result = run(tmp_path, "bad.yaml")
+    assert (result.code, result.hits()) == (1, [("bad.yaml", 3, 14, "FW004")])
+    assert "byte 0xe9" in result.findings[0]["message"]
+
+
 def test_utf8_bom_with_crlf(tmp_path: Path) -> None:
     text = CONFIGMAP.format(name="a").replace("\n", "\r\n")
     write_bytes(tmp_path, "bom.yaml", b"\xef\xbb\xbf" + text.encode())
