@@ -5,7 +5,8 @@
 a. one small file linted as pre-commit does (`fieldwarden lint FILE` in a small git repo):
    median wall time vs `python -c "import yaml"`; target ratio <= 1.3. Beside it,
    `fieldwarden --version` against the same baseline; target ratio <= 1.1 (a run that
-   needs nothing must import nothing).
+   needs nothing must import nothing). Then, shown without a goal, the same lint and
+   baseline on a bare interpreter (`python -S`), whose baseline imports nothing else.
 b. the whole corpus, `fieldwarden lint --no-context CORPUS` end to end in a subprocess:
    objects/s vs merely reading + `yaml.compose_all(CSafeLoader)` the same files in one
    process; target ratio >= 0.5.
@@ -65,10 +66,13 @@ def fieldwarden_command() -> list[str]:
 ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
 
 
-def timed(command: Sequence[str], cwd: Path | None = None, expect: Sequence[int] = (0, 1)) -> float:
+def timed(
+    command: Sequence[str], cwd: Path | None = None, expect: Sequence[int] = (0, 1), env: dict[str, str] | None = None
+) -> float:
     """Wall time of one subprocess run, in seconds; fails loudly on an unexpected exit code."""
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    done = subprocess.run(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env=ENV if env is None else env)
     elapsed = time.perf_counter() - start
     if done.returncode not in expect:
         raise SystemExit(f"{' '.join(command)} exited {done.returncode}:\n{done.stderr.decode(errors='replace')}")
@@ -100,7 +104,8 @@ def ms(seconds: float) -> str:
 # -- a ----------------------------------------------------------------------------------------
 
 def bench_startup(corpus: Path, work: Path, runs: int, fw: list[str]) -> tuple[list[Row], float]:
-    """One small file in a small git repo, and `--version`, vs `python -c "import yaml"`."""
+    """One small file in a small git repo, and `--version`, vs `python -c "import yaml"`; then the
+    same lint and baseline with a bare interpreter."""
     repo = work / "small"
     sources = sorted(p for p in corpus.iterdir() if p.is_dir())[0]
     files = sorted(sources.glob("*.yaml"))[:6]
@@ -117,12 +122,49 @@ def bench_startup(corpus: Path, work: Path, runs: int, fw: list[str]) -> tuple[l
     )
     b, m, v = statistics.median(base), statistics.median(measured), statistics.median(versions)
     size = target.stat().st_size
-    return [
+    rows = [
         Row(f"a  one file ({size / 1000:.1f} kB), repo of {len(files)} files", f"import yaml {ms(b)}",
             f"lint {ms(m)}", f"{m / b:.2f}", "<= 1.3", m / b <= 1.3),
         Row("   fieldwarden --version", f"import yaml {ms(b)}", f"--version {ms(v)}", f"{v / b:.2f}", "<= 1.1",
             v / b <= 1.1),
-    ], m
+    ]
+    bare, env = bare_interpreter(work)
+    bare_base, bare_lint = interleaved(
+        runs, lambda: timed([*bare, "-c", "import yaml"], env=env),
+        lambda: timed([*bare, "-c", _MAIN, "lint", target.name], cwd=repo, env=env),
+    )
+    bb, bm = statistics.median(bare_base), statistics.median(bare_lint)
+    rows.append(Row("   the same lint, bare interpreter (see bare_interpreter)", f"import yaml {ms(bb)}",
+                    f"lint {ms(bm)}", f"{bm / bb:.2f}", "(shown)", None))
+    return rows, m
+
+
+_MAIN = "import sys; from fieldwarden.cli import main; sys.exit(main())"
+
+
+def bare_interpreter(work: Path) -> tuple[list[str], dict[str, str]]:
+    """`python -S` with a copy of fieldwarden laid out as installed, and the environment's PyYAML.
+
+    The development environment's `site` imports much (pathlib, importlib.resources, ...)
+    through .pth files before any command runs, in the baseline too: that flatters the
+    ratio. A fresh virtualenv (what pre-commit builds) imports little; -S imports nothing,
+    so this row shows the least flattering ratio.
+    """
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+
+    target = work / "bare-site"
+    layout = tomllib.loads((HERE.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    for package, source in layout.items():
+        folder = target.joinpath(*package.split("."))
+        folder.mkdir(parents=True, exist_ok=True)
+        for module in (HERE.parent / source).iterdir():
+            if module.suffix in (".py", ".json"):
+                shutil.copy(module, folder / module.name)
+    yaml_home = str(Path(yaml.__file__).resolve().parent.parent)
+    return [sys.executable, "-S"], {**ENV, "PYTHONPATH": os.pathsep.join([str(target), yaml_home])}
 
 
 # -- b ----------------------------------------------------------------------------------------

@@ -114,23 +114,3 @@ class AutoscalerIndex:
 
     def __len__(self) -> int:
         return len(self._by_identity)
-
-
-_NAMES = {"type": "array", "items": {"type": "string", "minLength": 1}}
-
-# Options every admission rule accepts; the webhook applies them before calling the rule.
-COMMON_OPTIONS: dict[str, Any] = {
-    "exempt-namespaces": {**_NAMES, "description": "namespaces this rule never acts in"},
-    "exempt-users": {**_NAMES, "description": "usernames (e.g. system:serviceaccount:ns:name) it never acts for"},
-    "exempt-groups": {**_NAMES, "description": "user groups it never acts for"},
-}
-COMMON_DEFAULTS: dict[str, Any] = {"exempt-namespaces": [], "exempt-users": [], "exempt-groups": []}
-
-# Validating rules also choose what a violation does.
-ENFORCEMENT_OPTION: dict[str, Any] = {
-    "enforcement": {
-        "enum": ["deny", "warn", "dryrun"],
-        "description": "deny the request; allow it with a warning; or only log and count it",
-    }
-}
-ENFORCEMENT_DEFAULT: dict[str, Any] = {"enforcement": "deny"}

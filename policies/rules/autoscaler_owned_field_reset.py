@@ -103,9 +103,8 @@ rules:
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple, Sequence
 
-from ..admission import COMMON_DEFAULTS, COMMON_OPTIONS, AdmissionRequest, AutoscalerIndex
 from ..autoscalers import (
     NOTHING,
     OFF,
@@ -114,10 +113,13 @@ from ..autoscalers import (
     vpa_controlled,
     vpa_update_mode,
 )
-from ..draft import Draft
 from ..kube import canonical_group, get_path, group_kind, pod_template_path
 from ..model import WARNING, FieldPath, ObjectKey
-from ..rule import ADMISSION
+from ..rule import ADMISSION, COMMON_DEFAULTS, COMMON_OPTIONS
+
+if TYPE_CHECKING:  # the webhook's request model: the linter reads this rule's options only
+    from ..admission import AdmissionRequest, AutoscalerIndex
+    from ..draft import Draft
 
 CODE = "FW403"
 NAME = "autoscaler-owned-field-reset"

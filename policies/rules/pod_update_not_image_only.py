@@ -77,20 +77,14 @@ spec:
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-from ..admission import (
-    COMMON_DEFAULTS,
-    COMMON_OPTIONS,
-    ENFORCEMENT_DEFAULT,
-    ENFORCEMENT_OPTION,
-    AdmissionRequest,
-    AutoscalerIndex,
-    Verdict,
-)
 from ..model import ERROR, FieldPath, format_path
-from ..rule import ADMISSION
+from ..rule import ADMISSION, COMMON_DEFAULTS, COMMON_OPTIONS, ENFORCEMENT_DEFAULT, ENFORCEMENT_OPTION
 from ._readiness_gate import CONDITION_TYPE_SCHEMA, DEFAULT_CONDITION_TYPE, pod_condition
+
+if TYPE_CHECKING:  # the webhook's request model: the linter reads this rule's options only
+    from ..admission import AdmissionRequest, AutoscalerIndex, Verdict
 
 CODE = "FW401"
 NAME = "pod-update-not-image-only"
@@ -161,7 +155,11 @@ def validate(request: AdmissionRequest, conf: Mapping[str, Any], autoscalers: Au
                 f'an image may only change while the pod\'s condition {condition_type} is "False", and it is '
                 f"{shown} (set it to False first so the pod leaves its Services, then change the image)"
             )
-    return Verdict(False, "; ".join(reasons)) if reasons else None
+    if not reasons:
+        return None
+    from ..admission import Verdict  # (the webhook's module: loaded by the time it asks)
+
+    return Verdict(False, "; ".join(reasons))
 
 
 def _spec_changes(

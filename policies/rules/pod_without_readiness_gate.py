@@ -62,13 +62,15 @@ spec:
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-from ..admission import COMMON_DEFAULTS, COMMON_OPTIONS, AdmissionRequest, AutoscalerIndex
-from ..draft import Draft
 from ..model import INFO
-from ..rule import ADMISSION
+from ..rule import ADMISSION, COMMON_DEFAULTS, COMMON_OPTIONS
 from ._readiness_gate import CONDITION_TYPE_SCHEMA, DEFAULT_CONDITION_TYPE, has_readiness_gate
+
+if TYPE_CHECKING:  # the webhook's request model: the linter reads this rule's options only
+    from ..admission import AdmissionRequest, AutoscalerIndex
+    from ..draft import Draft
 
 CODE = "FW402"
 NAME = "pod-without-readiness-gate"

@@ -23,19 +23,11 @@ from hypothesis import strategies as st
 from kubernetes.utils.quantity import parse_quantity
 
 from fieldwarden.policies import registry
-from fieldwarden.policies.admission import (
-    COMMON_DEFAULTS,
-    COMMON_OPTIONS,
-    ENFORCEMENT_DEFAULT,
-    ENFORCEMENT_OPTION,
-    AdmissionRequest,
-    AutoscalerIndex,
-    Verdict,
-)
+from fieldwarden.policies.admission import AdmissionRequest, AutoscalerIndex, Verdict
 from fieldwarden.policies.config import Settings
 from fieldwarden.policies.draft import Draft
 from fieldwarden.policies.model import ObjectKey
-from fieldwarden.policies.rule import ADMISSION
+from fieldwarden.policies.rule import ADMISSION, COMMON_DEFAULTS, COMMON_OPTIONS, ENFORCEMENT_DEFAULT, ENFORCEMENT_OPTION
 from fieldwarden.webhook.server import handlers
 from fieldwarden.webhook.server import logs
 from fieldwarden.webhook.server.handlers import admit
