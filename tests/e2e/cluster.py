@@ -30,7 +30,7 @@ import time
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from tests.e2e.assets import Assets
 from tests.e2e.pki import Pair, Pki
@@ -257,6 +257,9 @@ class Cluster:
                 self.stop()
                 if not port_taken or attempt == START_ATTEMPTS - 1:
                     raise ClusterError(report) from None
+            except BaseException:
+                self.stop()
+                raise
         raise AssertionError("unreachable")
 
     def _start_once(self, timeout: float) -> None:
@@ -266,15 +269,18 @@ class Cluster:
         self._start_etcd(timeout)
         self._start_apiserver(timeout)
         # Nothing else creates it without the controller manager; with it, this only wins a race.
-        wait_for(lambda: self._create_default_service_account(), "ServiceAccount default/default", timeout=30,
-                 failed=self._dead)
+        assert self.apiserver is not None
+        self._wait(self.apiserver, self._create_default_service_account, "ServiceAccount default/default", timeout)
         if self.options.controller_manager:
             self.controller_manager = Process("kube-controller-manager", self.controller_manager_argv(),
                                               self.folder / "kube-controller-manager.log").start()
 
     def _create_default_service_account(self) -> bool:
-        response = self.api.request("POST", "/api/v1/namespaces/default/serviceaccounts",
-                                    {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}})
+        try:
+            response = self.api.request("POST", "/api/v1/namespaces/default/serviceaccounts",
+                                        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}})
+        except (OSError, http.client.HTTPException):
+            return False
         return response.ok or response.status == 409  # 404 while the default namespace is being made
 
     def _dead(self) -> str | None:
@@ -341,7 +347,7 @@ class Cluster:
         self.apiserver = Process("kube-apiserver", self.apiserver_argv(), self.folder / "kube-apiserver.log").start()
         self._wait(self.apiserver, self.api.reachable, f"{self.url}/readyz", timeout)
 
-    def _wait(self, process: Process, check: Any, what: str, timeout: float) -> None:
+    def _wait(self, process: Process, check: Callable[[], bool], what: str, timeout: float) -> None:
         try:
             wait_for(check, what, timeout, interval=0.05, failed=self._dead)
         except AssertionError as error:

@@ -4,12 +4,18 @@ The paths: `kubectl apply` (client-side), `kubectl run`, `kubectl create` of a `
 manifest without a namespace, `kubectl apply --server-side`, and a Deployment's ReplicaSet's pods
 (kube-controller-manager creates them, through the webhook like any client). Each stored pod has
 exactly one `InPlaceUpdateReady` gate and the injected label; re-applying the manifest changes
-neither; the controller then sets the condition `"True"` through `pods/status`, which
-managedFields records under its own field manager.
+neither; when a later webhook changes the pod, the API server calls fieldwarden again and it adds
+nothing. The controller then sets the condition `"True"` through `pods/status`, which managedFields
+records under its own field manager.
 """
 
 from __future__ import annotations
 
+import base64
+import json
+import ssl
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
 import pytest
@@ -18,6 +24,7 @@ from tests.e2e.cluster import Cluster
 from tests.e2e.install import Installation
 from tests.e2e.kubectl import Kubectl
 from tests.e2e.processes import wait_for
+from tests.webhook.exposition import value
 
 IMAGE = "registry.example/web:1.0"
 CONTROLLER_MANAGER = "fieldwarden-controller"
@@ -222,3 +229,96 @@ def test_the_pods_of_a_deployments_replicasets_are_gated_once_and_marked_but_the
     assert fieldwarden.injected_label[0] not in deployment["spec"]["template"]["metadata"]["labels"]
     for replica_set in kubectl.json("get", "replicasets", "-n", namespace)["items"]:
         assert "readinessGates" not in replica_set["spec"]["template"]["spec"]
+
+
+class Labeller:
+    """A second mutating webhook, called after fieldwarden's: it labels new pods, so the API server
+    calls fieldwarden again (`reinvocationPolicy: IfNeeded`). It records the pods it was sent."""
+
+    LABEL = "e2e.fieldwarden.io/labelled"
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.seen: list[Obj] = []
+        labeller = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                review = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                pod = review["request"]["object"]
+                labeller.seen.append(pod)
+                response: Obj = {"uid": review["request"]["uid"], "allowed": True}
+                if labeller.LABEL not in (pod["metadata"].get("labels") or {}):
+                    patch = [{"op": "add", "path": f"/metadata/labels/{labeller.LABEL.replace('/', '~1')}",
+                              "value": "yes"}]
+                    response.update(patchType="JSONPatch", patch=base64.b64encode(json.dumps(patch).encode()).decode())
+                body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                                   "response": response}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(str(cluster.webhook_cert), str(cluster.webhook_key))
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.configuration: Obj = {
+            "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": "zz-e2e-labeller"},  # configurations are called in name order: after fieldwarden's
+            "webhooks": [{
+                "name": "labeller.e2e.fieldwarden.io", "admissionReviewVersions": ["v1"], "sideEffects": "None",
+                "failurePolicy": "Fail", "timeoutSeconds": 5, "reinvocationPolicy": "Never",
+                "clientConfig": {"url": f"https://127.0.0.1:{self.server.server_address[1]}/",
+                                 "caBundle": cluster.ca_bundle},
+                "objectSelector": {"matchLabels": {"e2e.fieldwarden.io/reinvoke": "yes"}},
+                "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                           "resources": ["pods"]}],
+            }],
+        }
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def admitted_pod_creations(fieldwarden: Installation) -> dict[str, float]:
+    """fieldwarden's count of pod CREATE reviews it answered, by decision (its /metrics)."""
+    assert fieldwarden.webhook is not None
+    text = fieldwarden.webhook.api.get("/metrics")
+    counts = {}
+    for decision in ("patched", "allowed"):
+        try:
+            counts[decision] = value(text, "fieldwarden_admission_requests_total", endpoint="mutate",
+                                     operation="CREATE", kind="Pod", decision=decision)
+        except KeyError:  # no such request yet
+            counts[decision] = 0.0
+    return counts
+
+
+def test_when_a_later_webhook_changes_the_pod_fieldwarden_is_called_again_and_adds_nothing(
+        fieldwarden: Installation, cluster: Cluster, kubectl: Kubectl, namespace: str) -> None:
+    labeller = Labeller(cluster)
+    try:
+        kubectl("apply", "-f", "-", stdin=labeller.configuration)
+        probe = pod_manifest(name="probe", labels={"e2e.fieldwarden.io/reinvoke": "yes"})
+        wait_for(lambda: Labeller.LABEL in kubectl.json("apply", "-n", namespace, "--dry-run=server", "-f", "-",
+                                                        stdin=probe)["metadata"]["labels"],
+                 "the second webhook to be called", 20, interval=0.2)
+        before = admitted_pod_creations(fieldwarden)
+        kubectl("apply", "-n", namespace, "-f", "-", stdin=pod_manifest(labels={"e2e.fieldwarden.io/reinvoke": "yes"}))
+        after = admitted_pod_creations(fieldwarden)
+    finally:
+        kubectl("delete", "mutatingwebhookconfiguration", "zz-e2e-labeller", "--ignore-not-found")
+        labeller.stop()
+    pod = stored(kubectl, namespace, "web")
+    assert_gated_once(pod, fieldwarden)
+    assert pod["metadata"]["labels"][Labeller.LABEL] == "yes"
+    assert gates(labeller.seen[-1]) == [{"conditionType": fieldwarden.condition_type}]  # it came second
+    # Called twice for the one pod: the first call patched, the second (reinvoked) had nothing to add.
+    assert (after["patched"] - before["patched"], after["allowed"] - before["allowed"]) == (1, 1)
