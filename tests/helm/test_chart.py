@@ -46,6 +46,7 @@ VALUE_SETS: dict[str, dict[str, Any] | None] = {
         "enabled": True, "apiServerCIDRs": ["10.0.0.0/28", "fd00::/64"],
         "metricsFrom": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}]}},
     "no-readiness-gate": {"admission": {"readinessGate": {"enabled": False}}},
+    "no-set-image-role": {"setImageRole": {"create": False}},
     "validating-only": {"admission": {"readinessGate": {"enabled": False}, "autoscalerOwnership": {"enabled": False}}},
     "tuned": {
         "image": {"digest": "sha256:" + "ab" * 32},
@@ -224,7 +225,8 @@ def _grants(role: Obj) -> set[Grant]:
 @pytest.mark.parametrize("name", SETS)
 def test_rbac_grants_exactly_what_the_processes_call(name: str) -> None:
     objects = rendered(name)
-    gate = merged(name)["admission"]["readinessGate"]["enabled"]
+    values = merged(name)
+    gate = values["admission"]["readinessGate"]["enabled"]
     roles = {(r["kind"], r["metadata"]["name"]): _grants(r) for r in of_kind(objects, "ClusterRole") + of_kind(objects, "Role")}
     expected: dict[tuple[str, str], set[Grant]] = {
         ("ClusterRole", "fieldwarden-webhook"): {
@@ -239,6 +241,12 @@ def test_rbac_grants_exactly_what_the_processes_call(name: str) -> None:
         expected[("Role", "fieldwarden-controller")] = {
             ("coordination.k8s.io", "leases", "create", ()), ("coordination.k8s.io", "leases", "get", lease),
             ("coordination.k8s.io", "leases", "update", lease)}
+    unbound = set()
+    if gate and values["setImageRole"]["create"]:  # for the people who run `fieldwarden set-image`
+        unbound.add(("ClusterRole", "fieldwarden-set-image"))
+        expected[("ClusterRole", "fieldwarden-set-image")] = {
+            ("", "pods", "get", ()), ("", "pods", "list", ()), ("", "pods", "watch", ()), ("", "pods", "patch", ()),
+            ("", "pods/status", "patch", ())}
     assert roles == expected
     # Each role is bound to its own component's service account, and to nothing else.
     service_accounts = {sa["metadata"]["name"] for sa in of_kind(objects, "ServiceAccount")}
@@ -247,7 +255,10 @@ def test_rbac_grants_exactly_what_the_processes_call(name: str) -> None:
         assert (ref["kind"], ref["name"]) in expected and ref["apiGroup"] == "rbac.authorization.k8s.io"
         assert binding["subjects"] == [{"kind": "ServiceAccount", "name": ref["name"], "namespace": NAMESPACE}]
         assert ref["name"] in service_accounts
-    assert len(of_kind(objects, "ClusterRoleBinding") + of_kind(objects, "RoleBinding")) == len(expected)
+    bound = {(b["roleRef"]["kind"], b["roleRef"]["name"]) for b in of_kind(objects, "ClusterRoleBinding") +
+             of_kind(objects, "RoleBinding")}
+    assert len(of_kind(objects, "ClusterRoleBinding") + of_kind(objects, "RoleBinding")) == len(expected) - len(unbound)
+    assert bound == set(expected) - unbound  # the set-image role is granted by whoever installs, per namespace
     # The Lease the controller is given is the one it is allowed to renew.
     if gate:
         args = deployments(objects)["controller"]["spec"]["template"]["spec"]["containers"][0]["args"]
@@ -491,6 +502,8 @@ def test_notes_say_what_runs_and_warn_about_the_readiness_gate() -> None:
     off = notes(VALUE_SETS["no-readiness-gate"])
     assert "FW402 readiness gate on new pods       OFF" in off and "READINESS GATES" not in off
     assert "namespaces fieldwarden, kube-system, monitoring, argocd" in notes(VALUE_SETS["excluded-namespaces"])
+    assert "--clusterrole=fieldwarden-set-image" in text
+    assert "set-image" not in notes(VALUE_SETS["no-set-image-role"]) and "set-image" not in off
 
 
 # --- the image ---------------------------------------------------------------------------
