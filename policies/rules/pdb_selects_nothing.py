@@ -3,10 +3,15 @@
 ## What it does
 Reports a PodDisruptionBudget (`policy/v1` or `policy/v1beta1`) whose `spec.selector`
 (a label selector: `matchLabels` and `matchExpressions`) selects the pod template labels
-of no workload and no Pod in its namespace in the linted set. As for FW103, the check
-runs only when the set holds a workload or Pod in that namespace, controller-added
-labels (`pod-template-hash`, `statefulset.kubernetes.io/pod-name`, ...) are assumed to
-match, and an unset namespace is the configured `default-namespace`.
+of no pod source in its namespace in the linted set. Pod sources are counted as for
+FW103 (`fieldwarden explain FW103`): built-in workloads, Pods, LeaderWorkerSets'
+leader and worker templates, and custom resources whose operators may make pods. The
+check runs only when the namespace holds a built-in workload, a Pod or a
+LeaderWorkerSet; a selector that matches nothing there is reported at **info** level
+when a custom resource of the namespace may make the pods it selects (its operator labels
+them in ways no manifest shows), as FW103 explains. Controller-added labels (`pod-template-hash`,
+`statefulset.kubernetes.io/pod-name`, ...) are assumed to match, and an unset namespace
+is the configured `default-namespace`.
 
 What an empty or absent selector means depends on the API version, and those cases are
 reported whatever the set holds:
@@ -53,7 +58,7 @@ from ..kube import get_path, group_kind
 from ..model import WARNING, FieldPath, Violation, format_path
 from ..rule import SET, SetObject
 from ..selectors import parse_label_selector
-from ._workload_selectors import TEMPLATE_LABEL_PATHS, UNMATCHED_HINT, PodLookup, first_per_path
+from ._workload_selectors import POD_SOURCE_PATHS, PodLookup, first_per_path
 
 CODE = "FW104"
 NAME = "pdb-selects-nothing"
@@ -64,8 +69,7 @@ OPTIONS: dict[str, Any] = {}
 DEFAULTS: dict[str, Any] = {}
 CONTEXT_PATHS: tuple[FieldPath, ...] = (
     ("spec", "selector"),
-    ("metadata", "labels"),
-    *TEMPLATE_LABEL_PATHS,
+    *POD_SOURCE_PATHS,
 )
 
 _SELECTOR: FieldPath = ("spec", "selector")
@@ -105,8 +109,6 @@ def check_set(
                     "list the pods' labels in spec.selector.matchLabels, or move to policy/v1",
                 )
             continue
-        where = pods.selects_nothing(index, selector)
-        if where:
-            yield index, Violation(
-                _SELECTOR, f"selector {selector} matches no pod template {where}", UNMATCHED_HINT
-            )
+        unmatched = pods.selects_nothing(index, selector)
+        if unmatched is not None:
+            yield index, Violation(_SELECTOR, unmatched.message(selector), unmatched.hint, unmatched.severity)

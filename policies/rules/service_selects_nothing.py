@@ -1,25 +1,51 @@
 """A Service's selector matches no pod template of the workloads in its namespace.
 
 ## What it does
-Reports a Service with a non-empty `spec.selector` that selects the pod template labels
-of no workload (Deployment, ReplicaSet, StatefulSet, DaemonSet, ReplicationController,
-Job, CronJob) and no Pod of the same namespace in the linted set — the files named on
-the command line plus, unless `--no-context`, the rest of the project, so a Service
-changed alone in a pre-commit run is still checked against the Deployment it selects.
+Reports a Service with a non-empty `spec.selector` that selects the pods of no pod
+source of its namespace in the linted set — the files named on the command line plus,
+unless `--no-context`, the rest of the project, so a Service changed alone in a
+pre-commit run is still checked against the Deployment it selects. An unset namespace
+is the configured `default-namespace`.
 
-The check only runs when the set holds at least one workload or Pod in that namespace:
-otherwise the pods may well come from elsewhere (another repository, a Helm chart). A
-custom resource with a `spec.template.metadata.labels` map (an OpenKruise CloneSet, an
-Argo Rollout, ...) counts as a possible pod source. An unset namespace is the configured
-`default-namespace`.
+Pod sources, and the labels their pods carry:
+
+- the built-in workloads (Deployment, ReplicaSet, StatefulSet, DaemonSet,
+  ReplicationController, Job, CronJob): their pod template's labels; Pods: their labels;
+- LeaderWorkerSets (`leaderworkerset.x-k8s.io`): leader pods get
+  `leaderWorkerTemplate.leaderTemplate`'s labels (the worker template's when there is no
+  leader template), worker pods `workerTemplate`'s, and both
+  `leaderworkerset.sigs.k8s.io/name: <the set's name>`;
+- custom resources whose operator may make pods. What counts is the manifest's shape,
+  not a list of kinds: pod labels written where operators write them — a pod template
+  (`spec.template`, `spec.podTemplate`, Strimzi's `template.pod`, also inside the
+  components and lists of ECK, Flink, KubeRay, JobSet, KEDA ScaledJob, Volcano,
+  RabbitMQ), pod metadata (`spec.podMetadata` of the Prometheus operator,
+  `spec.inheritedMetadata` of CloudNativePG), Spark's `driver`/`executor` labels — or a
+  pod count at the top of the spec (`spec.replicas`, `spec.instances`). The full list of
+  paths is `OPERATOR_LABEL_PATHS` in `_workload_selectors.py`.
+
+The check runs only when the namespace holds a built-in workload, a Pod or a
+LeaderWorkerSet: otherwise the pods may well come from elsewhere (another repository, a
+chart). A selector that matches the labels a custom resource writes is fine. One that
+matches nothing is a warning, except where a custom resource of the namespace may make
+the pods it selects: operators add labels of their own (`prometheus: k8s`,
+`cnpg.io/cluster: pg`, `strimzi.io/cluster: events`, ...) that no manifest shows, so
+fieldwarden cannot tell a typo from a selector on those labels, and reports it at
+**info** level, naming the custom resources (info is shown, and fails a run only with
+`--fail-on info`). A custom resource is ruled out when the labels it writes for all its
+pods (`spec.template`, `spec.podTemplate`, `spec.podMetadata`, `spec.inheritedMetadata`,
+Strimzi's `spec.template.pod`) contradict the selector: an Argo Rollout whose template
+says `app: checkout` cannot make the pods of `app: chekout`, so that typo stays a warning.
 
 Not judged: ExternalName Services, Services without a selector or with `selector: {}`
 (their endpoints are managed by hand), and requirements on labels that controllers add
 to pods with values a manifest cannot know (`pod-template-hash`,
 `controller-revision-hash`, `statefulset.kubernetes.io/pod-name`, `job-name`,
-`controller-uid`, ...): a Service selecting `statefulset.kubernetes.io/pod-name: db-0`
-is judged on its other labels. A selector the API server would refuse (a label value
-that is a number, an invalid key) is reported here too, whatever the set holds.
+`controller-uid`, `rollouts-pod-template-hash`, LeaderWorkerSet's `group-index`,
+`worker-index`, `group-key`, ...): a Service selecting
+`statefulset.kubernetes.io/pod-name: db-0` is judged on its other labels. A selector the
+API server would refuse (a label value that is a number, an invalid key) is reported
+here too, whatever the set holds.
 
 ## Why is this bad?
 A Service that selects no pod has no endpoints: clients get connection refused or
@@ -62,7 +88,7 @@ from ..kube import get_path, group_kind
 from ..model import WARNING, FieldPath, Violation, format_path
 from ..rule import SET, SetObject
 from ..selectors import parse_map_selector
-from ._workload_selectors import TEMPLATE_LABEL_PATHS, UNMATCHED_HINT, PodLookup, first_per_path
+from ._workload_selectors import POD_SOURCE_PATHS, PodLookup, first_per_path
 
 CODE = "FW103"
 NAME = "service-selects-nothing"
@@ -74,8 +100,7 @@ DEFAULTS: dict[str, Any] = {}
 CONTEXT_PATHS: tuple[FieldPath, ...] = (
     ("spec", "selector"),
     ("spec", "type"),
-    ("metadata", "labels"),
-    *TEMPLATE_LABEL_PATHS,
+    *POD_SOURCE_PATHS,
 )
 
 _SELECTOR: FieldPath = ("spec", "selector")
@@ -102,8 +127,6 @@ def check_set(
             )
         if selector is None or selector.is_empty:
             continue
-        where = pods.selects_nothing(index, selector)
-        if where:
-            yield index, Violation(
-                _SELECTOR, f"selector {selector} matches no pod template {where}", UNMATCHED_HINT
-            )
+        unmatched = pods.selects_nothing(index, selector)
+        if unmatched is not None:
+            yield index, Violation(_SELECTOR, unmatched.message(selector), unmatched.hint, unmatched.severity)

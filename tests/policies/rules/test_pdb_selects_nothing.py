@@ -96,3 +96,39 @@ def test_invalid_selector(tmp_path: Path) -> None:
 def test_other_kinds_are_not_judged(tmp_path: Path) -> None:
     text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\nspec: {selector: null}\n"
     assert run(tmp_path, text + deployment()) == []
+
+
+# --- pod sources of real projects (tests/fixtures/rules/pod_sources) -----------------------
+
+POD_SOURCES = Path(__file__).resolve().parents[2] / "fixtures" / "rules" / "pod_sources"
+
+
+def fixture_findings(tmp_path: Path, name: str) -> tuple[int, list[tuple[int, str, str]]]:
+    """Exit code and (line, severity, message) of FW104 for one fixture file, linted alone."""
+    write(tmp_path, name, (POD_SOURCES / name).read_text(encoding="utf-8"))
+    result = lint(["--select", "FW104", "--no-context", name], cwd=tmp_path)
+    return result.code, sorted((f["line"], f["severity"], f["message"]) for f in result.findings)
+
+
+def test_leader_worker_set_worker_pods_are_protected(tmp_path: Path) -> None:
+    assert fixture_findings(tmp_path, "lws-vllm.yaml") == (0, [])
+    text = (POD_SOURCES / "lws-vllm.yaml").read_text(encoding="utf-8").replace("role: worker\n---", "role: workers\n---")
+    write(tmp_path, "typo.yaml", text)
+    result = lint(["--select", "FW104", "--no-context", "typo.yaml"], cwd=tmp_path)
+    assert [(f["line"], f["severity"], f["message"]) for f in result.findings] == [
+        (59, "warning", "selector leaderworkerset.sigs.k8s.io/name=vllm,role=workers matches no pod template "
+         "in namespace inference (2 pod templates checked)"),
+    ]
+
+
+def test_budget_on_operator_labels_is_information_only(tmp_path: Path) -> None:
+    assert fixture_findings(tmp_path, "cloudnative-pg.yaml") == (
+        0,
+        [(30, "info", "selector cnpg.io/cluster=pg,cnpg.io/instanceRole=replica matches no pod template in namespace "
+          "shop (1 pod template checked); Cluster/shop/pg (cloudnative-pg.yaml:6) in this namespace has an operator "
+          "that may make the pods with labels of its own, which no manifest shows")],
+    )
+
+
+def test_strimzi_component_pod_template_labels_are_protected(tmp_path: Path) -> None:
+    assert fixture_findings(tmp_path, "strimzi.yaml") == (0, [])

@@ -131,6 +131,9 @@ def test_custom_resource_templates_count_but_do_not_open_the_check(tmp_path: Pat
     )
     assert run(tmp_path, service() + "---\n" + cloneset + "---\n" + deployment(app="cart")) == []
     assert run(tmp_path, service() + "---\n" + cloneset.replace("app: web", "app: api")) == []
+    # a CloneSet whose pods say app=api cannot make the pods of app=web: still a warning
+    text = service() + "---\n" + cloneset.replace("app: web", "app: api") + "---\n" + deployment(app="cart")
+    assert run(tmp_path, text) == [("m.yaml", 6, 3, "FW103")]
 
 
 def test_matchexpressions_workloads(tmp_path: Path) -> None:
@@ -172,3 +175,109 @@ def test_hostile_shapes_do_not_crash(tmp_path: Path) -> None:
         ]
     )
     assert run(tmp_path, text) == [("m.yaml", 9, 8, "FW103"), ("m.yaml", 14, 8, "FW103")]
+
+
+# --- pod sources of real projects (tests/fixtures/rules/pod_sources) -----------------------
+
+POD_SOURCES = Path(__file__).resolve().parents[2] / "fixtures" / "rules" / "pod_sources"
+
+
+def fixture_findings(tmp_path: Path, name: str, code: str = "FW103") -> tuple[int, list[tuple[int, str, str]]]:
+    """Exit code and (line, severity, message) of `code` for one fixture file, linted alone."""
+    write(tmp_path, name, (POD_SOURCES / name).read_text(encoding="utf-8"))
+    result = lint(["--select", code, "--no-context", name], cwd=tmp_path)
+    found = [(f["line"], f["severity"], f["message"]) for f in result.findings if f["code"] == code]
+    return result.code, sorted(found)
+
+
+def test_leader_worker_set_templates_are_pod_sources(tmp_path: Path) -> None:
+    # vllm-leader selects the leader template's labels plus the set's name label;
+    # vllm-group-0 selects on group-index, which LWS adds with a value no manifest knows.
+    code, found = fixture_findings(tmp_path, "lws-vllm.yaml")
+    assert code == 1
+    assert found == [
+        (70, "warning", "selector leaderworkerset.sigs.k8s.io/name=vlm,role=leader matches no pod template "
+         "in namespace inference (2 pod templates checked)"),
+    ]
+
+
+def test_leader_worker_set_without_leader_template_makes_leaders_from_the_worker_template(tmp_path: Path) -> None:
+    lws = (
+        "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: llm}\nspec:\n"
+        "  leaderWorkerTemplate:\n    size: 4\n    workerTemplate:\n      metadata:\n        labels: {app: llm}\n"
+    )
+    leaders = service().replace("app: web", "app: llm\n    leaderworkerset.sigs.k8s.io/worker-index: '0'")
+    assert run(tmp_path, leaders + "---\n" + lws) == []
+    other_set = service().replace("app: web", "leaderworkerset.sigs.k8s.io/name: other")
+    assert run(tmp_path, other_set + "---\n" + lws) == [("m.yaml", 6, 3, "FW103")]
+    # a LeaderWorkerSet alone is enough to judge the namespace (it is not an operator's secret)
+    assert run(tmp_path, service() + "---\n" + lws) == [("m.yaml", 6, 3, "FW103")]
+
+
+def test_operator_labels_make_a_miss_information_only(tmp_path: Path) -> None:
+    # prometheus-k8s selects the labels written in podMetadata; prometheus-shard-0 selects
+    # labels the Prometheus operator adds: info, naming the Prometheus. kube-state-metrics
+    # has a typo that no operator can explain (the Prometheus' pods say
+    # app.kubernetes.io/name=prometheus): a warning.
+    code, found = fixture_findings(tmp_path, "kube-prometheus.yaml")
+    assert code == 1
+    assert found == [
+        (37, "info", "selector operator.prometheus.io/shard=0,prometheus=k8s matches no pod template in namespace "
+         "monitoring (2 pod templates checked); Prometheus/monitoring/k8s (kube-prometheus.yaml:6) in this namespace "
+         "has an operator that may make the pods with labels of its own, which no manifest shows"),
+        (73, "warning", "selector app.kubernetes.io/name=kube-state-metric matches no pod template in namespace "
+         "monitoring (2 pod templates checked)"),
+    ]
+
+
+def test_operator_without_written_labels_counts_by_its_pod_count(tmp_path: Path) -> None:
+    # A CloudNativePG Cluster writes no pod labels, but `instances: 3` says it makes pods.
+    code, found = fixture_findings(tmp_path, "cloudnative-pg.yaml")
+    assert code == 0  # info does not fail a default run
+    assert found == [
+        (18, "info", "selector cnpg.io/cluster=pg,cnpg.io/instanceRole=primary matches no pod template in namespace "
+         "shop (1 pod template checked); Cluster/shop/pg (cloudnative-pg.yaml:6) in this namespace has an operator "
+         "that may make the pods with labels of its own, which no manifest shows"),
+    ]
+    assert lint(["--select", "FW103", "--fail-on", "info", "--no-context", "cloudnative-pg.yaml"], cwd=tmp_path).code == 1
+
+
+def test_strimzi_pod_template_labels_are_selectable(tmp_path: Path) -> None:
+    assert fixture_findings(tmp_path, "strimzi.yaml") == (0, [])
+
+
+def test_argo_rollout_template_rules_its_operator_out_of_a_typo(tmp_path: Path) -> None:
+    # checkout selects the template plus rollouts-pod-template-hash (added by Argo Rollouts);
+    # checkout-preview and order-worker have typos the Rollout's pods (app=checkout) cannot explain.
+    code, found = fixture_findings(tmp_path, "argo-rollouts.yaml")
+    assert code == 1
+    assert found == [
+        (39, "warning", "selector app=chekout matches no pod template in namespace store (2 pod templates checked)"),
+        (63, "warning", "selector app=order-workers matches no pod template in namespace store (2 pod templates checked)"),
+    ]
+
+
+def test_custom_resources_that_make_no_pods_change_nothing(tmp_path: Path) -> None:
+    monitor = (
+        "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: web}\nspec:\n"
+        "  selector: {matchLabels: {app: web}}\n  endpoints: [{port: http}]\n"
+    )
+    certificate = (
+        "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: web}\nspec:\n"
+        "  secretName: web-tls\n  dnsNames: [web.example.com]\n"
+    )
+    text = service() + "---\n" + deployment(app="webapp") + "---\n" + monitor + "---\n" + certificate
+    path = write(tmp_path, "m.yaml", text)
+    result = lint(["--select", "FW103", "--no-context", str(path)])
+    assert [(f["line"], f["severity"]) for f in result.findings] == [(6, "warning")]
+
+
+def test_operator_in_another_namespace_does_not_soften(tmp_path: Path) -> None:
+    cluster = "apiVersion: postgresql.cnpg.io/v1\nkind: Cluster\nmetadata: {name: pg, namespace: db}\nspec: {instances: 3}\n"
+    path = write(tmp_path, "m.yaml", service() + "---\n" + deployment(app="webapp") + "---\n" + cluster)
+    result = lint(["--select", "FW103", "--no-context", str(path)])
+    assert [(f["line"], f["severity"]) for f in result.findings] == [(6, "warning")]
+    path = write(tmp_path, "m.yaml", service() + "---\n" + deployment(app="webapp") + "---\n" + cluster.replace("db", "default"))
+    result = lint(["--select", "FW103", "--no-context", str(path)])
+    assert [(f["line"], f["severity"]) for f in result.findings] == [(6, "info")]
+    assert "Cluster/default/pg (" in result.findings[0]["message"]
