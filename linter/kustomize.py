@@ -161,6 +161,10 @@ def _is_inline(entry: str) -> bool:
     return "\n" in entry or ": " in entry or entry.lstrip().startswith("{")
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _entries(k: Kustomization, field: str, report: bool = False) -> list[tuple[int, Any]]:
     """The (index, entry) pairs of a list field; with `report`, a problem when it is no list."""
     value = k.data.get(field)
@@ -277,10 +281,10 @@ def _collect_references(files: _Files, k: Kustomization) -> None:
         for index, entry in _entries(k, field, report=True):
             if not isinstance(entry, dict):
                 continue
-            for source_index, source in enumerate(entry.get("files") or []):
+            for source_index, source in enumerate(_list(entry.get("files"))):
                 if isinstance(source, str):
                     file(field, source.split("=", 1)[-1], field, index, "files", source_index)
-            for env_index, env in enumerate(entry.get("envs") or []):
+            for env_index, env in enumerate(_list(entry.get("envs"))):
                 file(field, env, field, index, "envs", env_index)
             if isinstance(entry.get("env"), str):
                 file(field, entry["env"], field, index, "env")
@@ -359,7 +363,10 @@ def render_kustomization(root: Path, folder: str, tool: list[str] | None = None,
     `["kustomize", "build"]`); by default linter/tools.py finds one. `layout`, when given, spares
     reading the kustomizations again. Failures come back as problems, never as exceptions.
     """
-    folder = _join("", folder.replace(os.sep, "/")) or ""
+    joined = _join("", folder.replace(os.sep, "/"))
+    if joined is None:
+        return Render([], [], [RenderProblem(folder, 1, 1, f"`{folder}` is outside the project")])
+    folder = joined
     files = _Files(root)
     kustomizations = dict(layout.kustomizations) if layout is not None else {}
     order = _load_closure(files, kustomizations, folder)
@@ -389,9 +396,11 @@ def render_kustomization(root: Path, folder: str, tool: list[str] | None = None,
         if refused is not None:
             problems.append(RenderProblem(refused[0], 1, 1, refused[1]))
             return Render([], inputs, problems)
-        target = posixpath.join(_MIRROR, folder) if folder else _MIRROR
-        (build / "kustomization.yaml").write_text(
-            f"resources:\n- {target}\nbuildMetadata: [originAnnotations, transformerAnnotations]\n", encoding="utf-8")
+        import yaml
+
+        wrapper = {"resources": [posixpath.join(_MIRROR, folder) if folder else _MIRROR],
+                   "buildMetadata": ["originAnnotations", "transformerAnnotations"]}
+        (build / "kustomization.yaml").write_text(yaml.safe_dump(wrapper), encoding="utf-8")
         outcome = _run([*command, "--load-restrictor", "LoadRestrictionsRootOnly", "."], build, Path(scratch), timeout)
     code, output, messages = outcome
     prefixes = (str(build) + os.sep, os.path.realpath(build) + os.sep)
@@ -401,7 +410,7 @@ def render_kustomization(root: Path, folder: str, tool: list[str] | None = None,
         return Render([], inputs, problems)
     problems.extend(_warnings(messages, unit))
     renderer = _Positions(root, kustomizations, unit)
-    return Render(renderer.objects(output), inputs, problems)
+    return Render(renderer.objects(output, problems), inputs, problems)
 
 
 def _default_tool() -> list[str] | None:
@@ -828,7 +837,6 @@ class _Positions:
             except OSError:
                 text = None
             if text is not None:
-                self.lines[file] = text.splitlines()
                 mapper = _file_mapper(file)
                 for document in load(text).documents:
                     if isinstance(document.data, dict):
@@ -844,11 +852,17 @@ class _Positions:
         return self.documents[file]
 
     def _file_lines(self, file: str) -> list[str]:
+        """A project file's lines (an env file, a kustomization holding inline patches)."""
         if file not in self.lines:
-            self._sources(file)
-        return self.lines.get(file, [])
+            try:
+                text, _ = decode((self.root / file).read_bytes())
+            except OSError:
+                text = None
+            self.lines[file] = text.splitlines() if text is not None else []
+        return self.lines[file]
 
-    def objects(self, output: str) -> list[RenderedObject]:
+    def objects(self, output: str, problems: list[RenderProblem]) -> list[RenderedObject]:
+        """The rendered objects; a field placement that fails leaves the object at its anchor, with a problem."""
         lines = output.splitlines(keepends=True)
         ordinals: dict[tuple[str, str], int] = {}
         result = []
@@ -857,7 +871,13 @@ class _Positions:
                 continue
             text, origin, transformed = _strip_bookkeeping(document, lines)
             obj = _Object(document.data)
-            anchor = self._place(obj, origin, transformed, ordinals)
+            try:
+                anchor = self._place(obj, origin, transformed, ordinals)
+            except (LookupError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+                obj.positions.clear()
+                anchor = (self.unit[0].file, 1, 1)
+                problems.append(RenderProblem(*anchor, f"fieldwarden could not place the fields of {obj.kind} "
+                                              f"{obj.name} ({type(exc).__name__}: {exc}); findings on it go here"))
             result.append(RenderedObject(text, obj.positions, anchor))
         return result
 
@@ -933,14 +953,14 @@ class _Positions:
                 if key in obj.data[data_field]:
                     obj.positions[(data_field, key)] = place
 
-        for i, literal in enumerate(entry.get("literals") or []):
+        for i, literal in enumerate(_list(entry.get("literals"))):
             if isinstance(literal, str) and "=" in literal:
                 put(literal.split("=", 1)[0].strip(), (k.file, *k.place(field, index, "literals", i)))
-        for i, source in enumerate(entry.get("files") or []):
+        for i, source in enumerate(_list(entry.get("files"))):
             if isinstance(source, str):
                 key = source.split("=", 1)[0] if "=" in source else posixpath.basename(source)
                 put(key.strip(), (k.file, *k.place(field, index, "files", i)))
-        envs = [e for e in (entry.get("envs") or []) if isinstance(e, str)]
+        envs = [e for e in _list(entry.get("envs")) if isinstance(e, str)]
         if isinstance(entry.get("env"), str):
             envs.append(entry["env"])
         for env in envs:
