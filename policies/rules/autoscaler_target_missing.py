@@ -8,11 +8,20 @@ same API group and kind, same name. The set is the linted files plus, unless
 `--no-context`, the rest of the project.
 
 How the reference resolves follows the controllers: an HPA takes the group from
-`scaleTargetRef.apiVersion` (absent means the core group, where no Deployment
-lives — the HPA then fails); a ScaledObject defaults to `apps/v1` `Deployment`;
+`scaleTargetRef.apiVersion`; a ScaledObject defaults to `apps/v1` `Deployment`;
 a VPA finds Deployments, StatefulSets, DaemonSets, ReplicaSets,
 ReplicationControllers, Jobs and CronJobs by kind alone. `extensions` Deployments
 count as `apps`.
+
+An HPA whose `scaleTargetRef` has no `apiVersion` (or an empty one) is reported as
+exactly that, at `scaleTargetRef`, whether or not the workload is in the set: the HPA
+controller reads a missing apiVersion as the core group (`v1`), where only
+ReplicationControllers live, so it never finds a Deployment or StatefulSet
+(`unable to determine resource for scale target reference`), and API servers that
+validate HPA apiVersions (kubernetes/kubernetes#132537, which keeps accepting stored
+HPAs that are not changed) refuse to create one. A ReplicationController target needs
+no apiVersion. The hint names the apiVersion to write: that of the workload in the set,
+or `apps/v1` for the built-in kinds.
 
 Option `ignore-kinds` lists target kinds not to check — for workloads that an
 operator creates and that therefore never appear in git.
@@ -52,6 +61,7 @@ from __future__ import annotations
 from typing import Any, Iterator, Mapping, Sequence
 
 from ..autoscalers import (
+    HPA,
     SCALE_TARGET_FIELDS,
     SCALE_TARGET_PATH,
     VPA_TARGET_FIELDS,
@@ -60,7 +70,7 @@ from ..autoscalers import (
     scale_target,
     vpa_target,
 )
-from ..kube import get_path
+from ..kube import get_path, group_kind
 from ..model import WARNING, ObjectKey, Violation
 from ..rule import SET, SetObject
 
@@ -95,6 +105,10 @@ def check_set(
             by_kind_name.setdefault((item.key.kind, item.key.name), []).append(index)
     for index in targets:
         item = objects[index]
+        missing = _missing_api_version(item, objects, by_kind_name, namespace, ignore)
+        if missing is not None:
+            yield index, missing
+            continue
         if is_horizontal_autoscaler(item.data):
             target, ref_path = scale_target(item.data, namespace), SCALE_TARGET_PATH
         else:
@@ -119,3 +133,44 @@ def check_set(
                 else:
                     hint += f"the reference names group {target.group or 'core'!r}: fix its apiVersion"
         yield index, Violation(ref_path + ("name",), message, hint)
+
+
+# The built-in kinds an HPA can scale, and where they live.
+_BUILT_IN_SCALABLE = {"Deployment": "apps/v1", "StatefulSet": "apps/v1", "ReplicaSet": "apps/v1"}
+
+
+def _missing_api_version(
+    item: SetObject,
+    objects: Sequence[SetObject],
+    by_kind_name: Mapping[tuple[str, str], list[int]],
+    namespace: str,
+    ignore: set[str],
+) -> Violation | None:
+    """An HPA whose scaleTargetRef names a kind and a name but no apiVersion (not an RC)."""
+    if group_kind(item.data) != HPA:
+        return None
+    ref = get_path(item.data, SCALE_TARGET_PATH)
+    if not isinstance(ref, dict) or ref.get("apiVersion") not in (None, ""):
+        return None
+    kind, name = ref.get("kind"), ref.get("name")
+    if not isinstance(kind, str) or not kind or not isinstance(name, str) or not name:
+        return None  # the API server refuses it for the missing kind or name first
+    if kind == "ReplicationController" or kind in ignore:
+        return None
+    said = "no apiVersion" if ref.get("apiVersion") is None else "an empty apiVersion"
+    message = (
+        f"scaleTargetRef has {said}: the HPA reads it as the core API group (v1), which has no {kind}, "
+        f"so it never finds {kind} {name} and never scales it; newer API servers refuse to create such an HPA"
+    )
+    target = scale_target(item.data, namespace)
+    hint = "set scaleTargetRef.apiVersion to the target's group and version"
+    for other_index in by_kind_name.get((kind, name), ()):
+        other = objects[other_index]
+        api_version = other.data.get("apiVersion")
+        if other.key is not None and target is not None and other.key.namespace == target.namespace and isinstance(api_version, str):
+            hint = f"set scaleTargetRef.apiVersion: {api_version} ({other.key.label()} is at {other.origin})"
+            break
+    else:
+        if kind in _BUILT_IN_SCALABLE:
+            hint = f"set scaleTargetRef.apiVersion: {_BUILT_IN_SCALABLE[kind]}"
+    return Violation(SCALE_TARGET_PATH, message, hint)

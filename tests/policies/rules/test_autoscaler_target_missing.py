@@ -100,11 +100,58 @@ def test_group_matters_and_extensions_means_apps(tmp_path: Path) -> None:
     assert run_one(tmp_path, hpa(kind="StatefulSet") + "---\n" + DEPLOYMENT) == [("all.yaml", 9, 5, "FW303")]
 
 
-def test_hpa_without_api_version_is_reported_with_a_hint(tmp_path: Path) -> None:
-    path = write(tmp_path, "all.yaml", hpa(ref_api=None) + "---\n" + DEPLOYMENT)
-    run = lint(["--select", "FW303", "--no-context", str(path)])
-    assert run.hits() == [("all.yaml", 9, 5, "FW303")]
-    assert "apiVersion" in run.findings[0]["hint"]
+def findings(tmp_path: Path, text: str, *extra: str) -> list[tuple[int, int, str, str]]:
+    write(tmp_path, "all.yaml", text)
+    run = lint(["--select", "FW303", "--no-context", *extra, "all.yaml"], cwd=tmp_path)
+    return [(f["line"], f["column"], f["message"], f["hint"]) for f in run.findings]
+
+
+NO_API_VERSION = (
+    "scaleTargetRef has no apiVersion: the HPA reads it as the core API group (v1), which has no {kind}, "
+    "so it never finds {kind} {name} and never scales it; newer API servers refuse to create such an HPA"
+)
+
+
+def test_hpa_without_api_version_says_so(tmp_path: Path) -> None:
+    # The Deployment is there; the reference is what is broken. The finding points at
+    # scaleTargetRef (line 7), where apiVersion belongs, and names what to write.
+    assert findings(tmp_path, hpa(ref_api=None) + "---\n" + DEPLOYMENT) == [
+        (7, 3, NO_API_VERSION.format(kind="Deployment", name="web"),
+         "set scaleTargetRef.apiVersion: apps/v1 (Deployment/default/web is at all.yaml:14)"),
+    ]
+
+
+def test_hpa_without_api_version_and_without_target(tmp_path: Path) -> None:
+    assert findings(tmp_path, hpa(ref_api=None, kind="StatefulSet", target="db")) == [
+        (7, 3, NO_API_VERSION.format(kind="StatefulSet", name="db"), "set scaleTargetRef.apiVersion: apps/v1"),
+    ]
+    empty = hpa(ref_api='""')
+    assert findings(tmp_path, empty + "---\n" + DEPLOYMENT) == [
+        (7, 3, NO_API_VERSION.format(kind="Deployment", name="web").replace("has no apiVersion", "has an empty apiVersion"),
+         "set scaleTargetRef.apiVersion: apps/v1 (Deployment/default/web is at all.yaml:15)"),
+    ]
+
+
+def test_hpa_without_api_version_on_a_custom_resource_names_its_api_version(tmp_path: Path) -> None:
+    rollout = "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: web}\nspec:\n  replicas: 2\n"
+    assert findings(tmp_path, hpa(ref_api=None, kind="Rollout") + "---\n" + rollout) == [
+        (7, 3, NO_API_VERSION.format(kind="Rollout", name="web"),
+         "set scaleTargetRef.apiVersion: argoproj.io/v1alpha1 (Rollout/default/web is at all.yaml:13)"),
+    ]
+    assert findings(tmp_path, hpa(ref_api=None, kind="Rollout")) == [
+        (7, 3, NO_API_VERSION.format(kind="Rollout", name="web"), "set scaleTargetRef.apiVersion to the target's group and version"),
+    ]
+
+
+def test_replication_controller_needs_no_api_version(tmp_path: Path) -> None:
+    rc = "apiVersion: v1\nkind: ReplicationController\nmetadata: {name: web}\nspec: {replicas: 2}\n"
+    assert findings(tmp_path, hpa(ref_api=None, kind="ReplicationController") + "---\n" + rc) == []
+    assert run_one(tmp_path, hpa(ref_api=None, kind="ReplicationController")) == [("all.yaml", 9, 5, "FW303")]
+
+
+def test_ignored_kinds_skip_the_api_version_check_too(tmp_path: Path) -> None:
+    config = write(tmp_path, "fw.yaml", "rules:\n  FW303: {ignore-kinds: [Deployment]}\n")
+    assert findings(tmp_path, hpa(ref_api=None), "--config", str(config)) == []
 
 
 def test_keda_scaled_object(tmp_path: Path) -> None:
