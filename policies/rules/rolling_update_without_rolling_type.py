@@ -2,9 +2,10 @@
 
 ## What it does
 Reports `spec.strategy.rollingUpdate` on a Deployment whose `spec.strategy.type` is
-`Recreate`, and `spec.updateStrategy.rollingUpdate` on a StatefulSet or DaemonSet whose
-`spec.updateStrategy.type` is `OnDelete`. The finding points at `rollingUpdate`.
-`rollingUpdate: null` is not reported: it is how a manifest clears the field.
+`Recreate`, and `spec.updateStrategy.rollingUpdate` on a StatefulSet whose
+`spec.updateStrategy.type` is `OnDelete` or `Recreate`, or a DaemonSet whose type is
+`OnDelete`. The finding points at `rollingUpdate`. `rollingUpdate: null` is not
+reported: it is how a manifest clears the field.
 
 What the API server does with each (apps validation, `ValidateDeploymentStrategy`,
 `ValidateStatefulSetSpec`, `ValidateDaemonSetUpdateStrategy`):
@@ -13,6 +14,11 @@ What the API server does with each (apps validation, `ValidateDeploymentStrategy
   be specified when strategy `type` is 'Recreate'`;
 - StatefulSet, `OnDelete`: **rejected** — `spec.updateStrategy.rollingUpdate: Invalid
   value: only allowed for updateStrategy 'RollingUpdate'`;
+- StatefulSet, `Recreate` (alpha in Kubernetes 1.37, `StatefulSetRecreateStrategy`
+  feature gate; FW204 says more): the API defines `rollingUpdate` as the parameters of
+  `RollingUpdate` only, and the Recreate controller deletes every pod at once whatever
+  it says — the block is dead weight at best, and the leftover of a server-defaulted
+  one is exactly what a later switch of type trips over;
 - DaemonSet, `OnDelete`: **accepted and ignored** — validation does not look at
   `rollingUpdate` for `OnDelete`; the parameters silently come back into force if the
   type is ever switched back to `RollingUpdate`.
@@ -66,11 +72,13 @@ FIXABLE = False
 OPTIONS: dict[str, Any] = {}
 DEFAULTS: dict[str, Any] = {}
 
-# (group, kind) -> (strategy field, the type that does not roll, whether the server rejects it)
+_REJECTED = "the API server rejects it"
+
+# (group, kind) -> (strategy field, {type that does not roll: what becomes of rollingUpdate})
 _NON_ROLLING = {
-    ("apps", "Deployment"): ("strategy", "Recreate", True),
-    ("apps", "StatefulSet"): ("updateStrategy", "OnDelete", True),
-    ("apps", "DaemonSet"): ("updateStrategy", "OnDelete", False),
+    ("apps", "Deployment"): ("strategy", {"Recreate": _REJECTED}),
+    ("apps", "StatefulSet"): ("updateStrategy", {"OnDelete": _REJECTED, "Recreate": "only RollingUpdate uses it"}),
+    ("apps", "DaemonSet"): ("updateStrategy", {"OnDelete": "the DaemonSet controller ignores it"}),
 }
 
 
@@ -80,16 +88,17 @@ def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation
     found = _NON_ROLLING.get((group, kind))
     if found is None:
         return
-    field, non_rolling, rejected = found
+    field, non_rolling = found
     strategy = get_path(obj, ("spec", field))
-    if not isinstance(strategy, dict) or strategy.get("type") != non_rolling:
+    if not isinstance(strategy, dict) or not isinstance(strategy.get("type"), str):
         return
-    if strategy.get("rollingUpdate") is None:
+    outcome = non_rolling.get(strategy["type"])
+    if outcome is None or strategy.get("rollingUpdate") is None:
         return
-    outcome = "the API server rejects it" if rejected else "the DaemonSet controller ignores it"
+    kind_type = strategy["type"]
     yield Violation(
         ("spec", field, "rollingUpdate"),
-        f"spec.{field}.rollingUpdate is set but spec.{field}.type is {non_rolling}; {outcome}",
+        f"spec.{field}.rollingUpdate is set but spec.{field}.type is {kind_type}; {outcome}",
         f"remove spec.{field}.rollingUpdate (write rollingUpdate: null once to clear a "
         f"server-defaulted one), or set type RollingUpdate",
     )

@@ -7,10 +7,16 @@ way apps validation does (`ValidateDeploymentStrategy`, `ValidateStatefulSetSpec
 `IsNotMoreThan100Percent`), plus the JSON decoding that precedes it, and reports each
 offending field:
 
-- `type` other than `RollingUpdate` / `Recreate` (Deployment) or `RollingUpdate` /
-  `OnDelete` (StatefulSet, DaemonSet). Types are case-sensitive: `recreate` and
-  `Rolling` are rejected. An empty or absent type is not reported here: the server
-  defaults it to `RollingUpdate` (FW201 reports an absent one);
+- `type` other than `RollingUpdate` / `Recreate` (Deployment), `RollingUpdate` /
+  `OnDelete` / `Recreate` (StatefulSet) or `RollingUpdate` / `OnDelete` (DaemonSet).
+  Types are case-sensitive: `recreate` and `Rolling` are rejected. An empty or absent
+  type is not reported here: the server defaults it to `RollingUpdate` (FW201 notes an
+  absent one);
+- StatefulSet `type: Recreate`, at **warning** level: Kubernetes 1.37 added it as an
+  alpha type behind the `StatefulSetRecreateStrategy` feature gate, off by default;
+  where the gate is off (every release before 1.37, and 1.37 by default) the API server
+  rejects it (`must be 'RollingUpdate' or 'OnDelete'`). On a cluster that enables the
+  gate, suppress the finding;
 - `strategy`, `updateStrategy` or `rollingUpdate` that is not a mapping;
 - `maxSurge` / `maxUnavailable` that is not a non-negative integer or a percent string
   of digits and `%`: `"25"` (a quoted number), `-1`, `"-5%"`, `"abc"`, `1.5`, `1.0`,
@@ -21,12 +27,19 @@ offending field:
   other. `maxUnavailable` defaults to `1`, so `maxSurge: 1` alone is rejected too; the
   finding points at `maxSurge`, as the API server's does;
 - StatefulSet `rollingUpdate.partition` that is not an integer or is negative;
-- StatefulSet `rollingUpdate.maxUnavailable` below 1 (`0`, `"0%"`) or malformed. The
-  server validates this field only where the `MaxUnavailableStatefulSet` feature gate is
-  on (and drops it otherwise); a manifest that sets it expects it to work.
+- StatefulSet `rollingUpdate.maxUnavailable` checked like a Deployment's: an integer or
+  a percent string, at most `100%`, and — unlike a Deployment's — never zero (`0`,
+  `"0%"`: `cannot be 0`). The field is beta (`MaxUnavailableStatefulSet`); where the gate
+  is off the server drops it on create instead of validating it, but a manifest that
+  sets it expects it to work.
 
 `rollingUpdate` is not examined when the type is `Recreate` / `OnDelete`: FW202 reports
 the whole block then. Both limits zero is FW203.
+
+Deployments have no `podReplacementPolicy` to check: KEP-5882 proposes
+`spec.podReplacementPolicy` (`TerminationStarted` / `TerminationComplete`), but no
+Kubernetes release up to 1.37 has the field in `apps/v1` (Jobs' `podReplacementPolicy`
+is another, GA field).
 
 ## Why is this bad?
 The API server refuses the object, so the apply (or the Helm release, or the GitOps
@@ -65,7 +78,7 @@ from typing import Any, Iterator, Mapping
 
 from ..intorstr import INT32_MAX, IntOrPercent, parse, parse_int32, value_or
 from ..kube import get_path, group_kind
-from ..model import ERROR, FieldPath, Violation
+from ..model import ERROR, WARNING, FieldPath, Violation
 from ..rule import OBJECT
 
 CODE = "FW204"
@@ -76,11 +89,14 @@ FIXABLE = False
 OPTIONS: dict[str, Any] = {}
 DEFAULTS: dict[str, Any] = {}
 
-# (group, kind) -> (strategy field, the type that does not roll)
+ROLLING = "RollingUpdate"
+RECREATE = "Recreate"
+
+# (group, kind) -> (strategy field, its types as apps/v1 defines them, RollingUpdate first)
 _KINDS = {
-    ("apps", "Deployment"): ("strategy", "Recreate"),
-    ("apps", "StatefulSet"): ("updateStrategy", "OnDelete"),
-    ("apps", "DaemonSet"): ("updateStrategy", "OnDelete"),
+    ("apps", "Deployment"): ("strategy", (ROLLING, RECREATE)),
+    ("apps", "StatefulSet"): ("updateStrategy", (ROLLING, "OnDelete", RECREATE)),
+    ("apps", "DaemonSet"): ("updateStrategy", (ROLLING, "OnDelete")),
 }
 
 _INT_OR_PERCENT_HINT = 'use a non-negative integer (1) or a percent string ("25%")'
@@ -92,7 +108,7 @@ def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation
     found = _KINDS.get((group, kind))
     if found is None:
         return
-    field, non_rolling = found
+    field, types = found
     base: FieldPath = ("spec", field)
     strategy = get_path(obj, base)
     if strategy is None:
@@ -102,8 +118,16 @@ def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation
         return
     kind_type = strategy.get("type")
     if kind_type not in (None, ""):
-        yield from _check_type(base, kind_type, ("RollingUpdate", non_rolling))
-    if kind_type == non_rolling:
+        yield from _check_type(base, kind_type, types)
+    if kind == "StatefulSet" and kind_type == RECREATE:
+        yield Violation(
+            base + ("type",),
+            "updateStrategy.type Recreate needs the StatefulSetRecreateStrategy feature gate (alpha in Kubernetes 1.37, "
+            "off by default); without it the API server rejects it (must be 'RollingUpdate' or 'OnDelete')",
+            "use RollingUpdate or OnDelete; on a cluster that enables the gate, suppress this finding",
+            WARNING,
+        )
+    if kind_type in types and kind_type != ROLLING:
         return  # rollingUpdate beside Recreate/OnDelete is FW202's finding
     rolling = strategy.get("rollingUpdate")
     if rolling is None:
@@ -122,11 +146,11 @@ def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation
         yield from _check_limits(path, rolling, daemonset=kind == "DaemonSet")
 
 
-def _check_type(base: FieldPath, value: Any, valid: tuple[str, str]) -> Iterator[Violation]:
+def _check_type(base: FieldPath, value: Any, valid: tuple[str, ...]) -> Iterator[Violation]:
     if isinstance(value, str) and value in valid:
         return
     where = f"{base[-1]}.type"
-    choices = f"{valid[0]} or {valid[1]}"
+    choices = ", ".join(valid[:-1]) + f" or {valid[-1]}"
     if isinstance(value, str):
         same = [v for v in valid if v.lower() == value.lower()]
         hint = f"types are case-sensitive: write {same[0]}" if same else f"use {choices}"

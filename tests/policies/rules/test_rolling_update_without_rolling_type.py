@@ -80,11 +80,23 @@ def test_daemonset_on_delete_with_rolling_update_is_reported_though_accepted(tmp
     assert hits(tmp_path, manifest("DaemonSet", block)) == (1, [("web.yaml", 16, 5, "FW202")])
 
 
-def test_recreate_is_not_the_non_rolling_type_of_sets(tmp_path: Path) -> None:
-    # `Recreate` is no StatefulSet/DaemonSet type at all: FW204 reports the type, not FW202.
-    block = "updateStrategy:\n  type: Recreate\n  rollingUpdate:\n    partition: 0"
-    assert hits(tmp_path, manifest("StatefulSet", block)) == (0, [])
-    # and `OnDelete` is no Deployment type
+def test_statefulset_recreate_with_rolling_update(tmp_path: Path) -> None:
+    # apps/v1 (Kubernetes 1.37) has a StatefulSet `Recreate` type; rollingUpdate belongs
+    # to RollingUpdate only. Typical: a server-defaulted block left behind by a type change.
+    block = "updateStrategy:\n  type: Recreate\n  rollingUpdate:\n    partition: 0\n    maxUnavailable: 1"
+    path = write(tmp_path, "web.yaml", manifest("StatefulSet", block))
+    run = lint(["--select", "FW202", "--no-context", str(path)])
+    assert run.hits() == [("web.yaml", 16, 5, "FW202")]
+    assert run.findings[0]["message"] == (
+        "spec.updateStrategy.rollingUpdate is set but spec.updateStrategy.type is Recreate; only RollingUpdate uses it"
+    )
+    assert hits(tmp_path, manifest("StatefulSet", "updateStrategy:\n  type: Recreate")) == (0, [])
+
+
+def test_recreate_is_no_daemonset_type_and_on_delete_no_deployment_type(tmp_path: Path) -> None:
+    # FW204 reports those types, not FW202.
+    block = "updateStrategy:\n  type: Recreate\n  rollingUpdate:\n    maxUnavailable: 1"
+    assert hits(tmp_path, manifest("DaemonSet", block)) == (0, [])
     block = "strategy:\n  type: OnDelete\n  rollingUpdate:\n    maxSurge: 1"
     assert hits(tmp_path, manifest("Deployment", block)) == (0, [])
 

@@ -52,8 +52,8 @@ def hits(tmp_path: Path, text: str) -> tuple[int, list[tuple[str, int, int, str]
         ("Deployment", "recreate"),
         ("Deployment", "rollingupdate"),
         ("Deployment", "OnDelete"),
-        ("StatefulSet", "Recreate"),
         ("StatefulSet", "ondelete"),
+        ("StatefulSet", "recreate"),
         ("DaemonSet", "Recreate"),
         ("DaemonSet", "1"),
         ("DaemonSet", "[RollingUpdate]"),
@@ -73,6 +73,35 @@ def test_unknown_type_points_at_type(tmp_path: Path, kind: str, kind_type: str) 
 def test_known_empty_or_null_type_passes(tmp_path: Path, kind: str, kind_type: str) -> None:
     field = "strategy" if kind == "Deployment" else "updateStrategy"
     assert hits(tmp_path, manifest(kind, f"{field}:\n  type: {kind_type}")) == (0, [])
+
+
+def findings(tmp_path: Path, text: str) -> tuple[int, list[tuple[int, int, str, str]]]:
+    path = write(tmp_path, "web.yaml", text)
+    run = lint(["--select", "FW204", "--no-context", str(path)])
+    return run.code, [(f["line"], f["column"], f["severity"], f["message"]) for f in run.findings]
+
+
+def test_statefulset_types_are_those_of_apps_v1(tmp_path: Path) -> None:
+    assert findings(tmp_path, manifest("StatefulSet", "updateStrategy:\n  type: Rolling")) == (
+        1, [(15, 5, "error", 'updateStrategy.type "Rolling" is not a strategy type (RollingUpdate, OnDelete or Recreate)')]
+    )
+    assert findings(tmp_path, manifest("DaemonSet", "updateStrategy:\n  type: Recreate")) == (
+        1, [(15, 5, "error", 'updateStrategy.type "Recreate" is not a strategy type (RollingUpdate or OnDelete)')]
+    )
+
+
+def test_statefulset_recreate_needs_its_alpha_feature_gate(tmp_path: Path) -> None:
+    # A warning, not an error: valid where StatefulSetRecreateStrategy is on.
+    message = (
+        "updateStrategy.type Recreate needs the StatefulSetRecreateStrategy feature gate (alpha in Kubernetes 1.37, "
+        "off by default); without it the API server rejects it (must be 'RollingUpdate' or 'OnDelete')"
+    )
+    assert findings(tmp_path, manifest("StatefulSet", "updateStrategy:\n  type: Recreate")) == (1, [(15, 5, "warning", message)])
+    path = write(tmp_path, "web.yaml", manifest("StatefulSet", "updateStrategy:\n  type: Recreate"))
+    assert lint(["--select", "FW204", "--no-context", "--fail-on", "error", str(path)]).code == 0
+    # its rollingUpdate is FW202's, whatever it holds
+    block = "updateStrategy:\n  type: Recreate\n  rollingUpdate:\n    maxUnavailable: 0"
+    assert findings(tmp_path, manifest("StatefulSet", block)) == (1, [(15, 5, "warning", message)])
 
 
 def test_strategy_and_rolling_update_must_be_mappings(tmp_path: Path) -> None:
