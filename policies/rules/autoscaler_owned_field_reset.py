@@ -31,7 +31,8 @@ replicas of a workload an HPA already targets:
 
 - `keep` (default): the manifest's value stands;
 - `clamp`: the value is clamped to the autoscalers' range — `minReplicas`
-  (default 1) to `maxReplicas` for an HPA, `minReplicaCount` (default 0) to
+  (default 1; `0` for an HPA that scales to zero, a valid value under the
+  `HPAScaleToZero` feature gate) to `maxReplicas` for an HPA, `minReplicaCount` (default 0) to
   `maxReplicaCount` (default 100) for a ScaledObject; with several autoscalers the
   tightest bounds apply (the upper bound wins if they cross);
 - `drop`: the manifest's value is dropped *in favour of the autoscalers' minimum*

@@ -6,7 +6,9 @@ Reports `spec.replicas` on an object that a HorizontalPodAutoscaler (`autoscalin
 targets: same namespace (an unset namespace counts as `default-namespace`), same API
 group (`extensions` Deployments count as `apps`), kind and name. The autoscaler may
 live in another file: the linter loads the rest of the project as context. Any
-scalable kind counts, custom resources such as Argo Rollouts included.
+scalable kind counts, custom resources such as Argo Rollouts included. An HPA with
+`minReplicas: 0` (scale to zero: the `HPAScaleToZero` feature gate, with an Object or
+External metric) is an HPA like any other, and `replicas: 0` beside it is still its field.
 
 Not reported when the workload carries the annotation
 `werf.io/set-replicas-only-on-creation: "true"`: werf then writes `replicas` only

@@ -294,6 +294,9 @@ def test_create_keeps_the_manifest_by_default() -> None:
         (5, "drop", [hpa(minReplicas=3)], 3),
         (1, "drop", [hpa(minReplicas=3)], 3),
         (5, "drop", [hpa()], 1),
+        (1, "clamp", [hpa(minReplicas=0)], 1),  # scale to zero (HPAScaleToZero): 0 is a valid floor
+        (0, "clamp", [hpa(minReplicas=0)], 0),
+        (5, "drop", [hpa(minReplicas=0)], 0),
         (5, "drop", [scaled_object()], 0),  # KEDA's minReplicaCount defaults to 0
         (500, "clamp", [scaled_object()], 100),  # and maxReplicaCount to 100
         (1, "clamp", [hpa(minReplicas=2, maxReplicas=8), scaled_object("q", minReplicaCount=4, maxReplicaCount=20)], 4),

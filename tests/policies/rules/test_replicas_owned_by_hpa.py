@@ -189,3 +189,17 @@ spec: [replicas]
     path = write(tmp_path, "all.yaml", junk)
     run = lint(["--select", "FW301", "--no-context", str(path)])
     assert (run.code, run.hits()) == (0, [])
+
+
+SCALE_TO_ZERO = Path(__file__).resolve().parents[2] / "fixtures" / "rules" / "autoscalers" / "scale-to-zero.yaml"
+
+
+def test_scale_to_zero_hpa_is_an_hpa_like_any_other(tmp_path: Path) -> None:
+    # minReplicas: 0 is valid (HPAScaleToZero): no rule of the autoscaler family
+    # objects to it, and a replicas count written beside it is still the HPA's.
+    text = SCALE_TO_ZERO.read_text(encoding="utf-8")
+    path = write(tmp_path, "worker.yaml", text)
+    assert lint(["--select", "FW3", "--no-context", str(path)]).findings == []
+    write(tmp_path, "worker.yaml", text.replace("spec:\n  selector: {matchLabels: {app: worker}}", "spec:\n  replicas: 0\n  selector: {matchLabels: {app: worker}}"))
+    run = lint(["--select", "FW3", "--no-context", str(path)])
+    assert [(f["code"], f["line"], f["column"]) for f in run.findings] == [("FW301", 7, 3)]
