@@ -19,7 +19,10 @@ A controller manages the pods its selector selects. When two Deployments (Replic
 StatefulSets, ...) select the same pods, each counts the other's pods as its own: one
 scales down what the other just created, rollouts stall, and pods are adopted by the
 wrong owner after a restart. Kubernetes does not stop you from creating overlapping
-selectors; it only warns in its documentation.
+selectors; it only warns in its documentation. Two Deployments that both select
+`app: mysql` — a case found in real repositories — share their pods, and every Service
+selecting `app: mysql` balances over both databases. That is why this is an error, inside
+any set of objects applied together.
 
 ## Example
 ```yaml

@@ -164,3 +164,22 @@ def test_twenty_thousand_workloads_are_indexed_not_paired() -> None:
     assert sorted(i % 500 for i, _ in found) == sorted([0, 1] * 40)
     found = list(selector_overlap.check_set(objects, [501], {"default-namespace": "default"}))
     assert [i for i, _ in found] == [501]
+
+
+TWO_MYSQL = Path(__file__).resolve().parents[2] / "fixtures" / "rules" / "selectors" / "two-mysql.yaml"
+
+
+def test_two_deployments_selecting_app_mysql_are_an_error(tmp_path: Path) -> None:
+    # Found in a real repository: each Service balances over both databases.
+    write(tmp_path, "mysql.yaml", TWO_MYSQL.read_text(encoding="utf-8"))
+    result = lint(["--select", "FW105", "--no-context", "mysql.yaml"], cwd=tmp_path)
+    assert result.code == 1
+    assert [(f["line"], f["column"], f["severity"], f["message"]) for f in result.findings] == [
+        (10, 3, "error", "selector app=mysql also selects the pods of Deployment/shop/mysql-reporting (mysql.yaml:36); "
+         "its pods are also selected by Deployment/shop/mysql-reporting (mysql.yaml:36): their controllers fight over "
+         "the same pods"),
+        (40, 3, "error", "selector app=mysql also selects the pods of Deployment/shop/mysql (mysql.yaml:6); "
+         "its pods are also selected by Deployment/shop/mysql (mysql.yaml:6): their controllers fight over the same pods"),
+    ]
+    # the Services select both, so FW103 has nothing to say
+    assert lint(["--select", "FW103", "--no-context", "mysql.yaml"], cwd=tmp_path).findings == []
