@@ -215,14 +215,15 @@ def _read_kustomization(files: _Files, folder: str, names: list[str]) -> Kustomi
 def _collect_references(files: _Files, k: Kustomization) -> None:
     def local(field: str, entry: str, *where: str | int) -> str | None:
         """The project path of a local entry, or None (remote: dropped and noted; outside: noted)."""
-        target = None if _REMOTE.match(entry) or "?ref=" in entry else _join(k.folder, entry)
-        if target is not None and _HOSTLIKE.match(entry) and not files.is_file(target) and not files.is_dir(target):
-            target = None  # github.com/org/repo/...: kustomize takes what does not exist locally for a remote
-        elif target is None and not _REMOTE.match(entry) and "?ref=" not in entry:
+        remote = bool(_REMOTE.match(entry)) or "?ref=" in entry
+        target = None if remote else _join(k.folder, entry)
+        if not remote and target is None:
             k.outside = True
             k.problem(f"`{entry}` is outside the project: the kustomization is not built", *where)
             return None
-        if target is not None:
+        if target is not None and _HOSTLIKE.match(entry) and not files.is_file(target) and not files.is_dir(target):
+            remote = True  # github.com/org/repo/...: kustomize takes a path that does not exist here for a remote
+        if not remote:
             return target
         k.dropped.append((field, where[1] if len(where) > 1 and isinstance(where[1], int) else None))
         k.problem(f"remote {field[:-1] if field.endswith('s') else field} `{entry}` is not fetched: "
