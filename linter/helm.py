@@ -1,0 +1,786 @@
+"""Helm charts as apply units: find them, render them with Helm's own engine, map fields to lines.
+
+`find_charts` lists a project's charts and the value sets each is rendered with: its
+values.yaml, then once more per `ci/*-values.yaml` (as chart-testing does), then once per
+values file the caller adds. `render_chart` renders one chart with one value set through
+Helm's Go SDK (the optional `helm-python-sdk` package: `pip install 'fieldwarden[render]'`)
+and maps the fields of every rendered object to the template line that writes them; what
+`include` or `toYaml` splices in maps to the helper line or the values-file line that writes
+it. A field whose writer is not certain is left out of the table, so that rendered.locate()
+reports it at its nearest enclosing field that is, marked approximate.
+
+Rendering is offline and confined to the chart. Helm runs in a child process, under a time
+and memory limit, over a private copy of the chart holding only the chart's own files:
+Helm's loader follows symlinks out of a chart (their targets become `.Files`), and its schema
+validation loads `$ref`s of values.schema.json from disk and network; neither reaches the
+copy (links out of the chart and schemas with outside references are left out, and said so).
+The template functions themselves are sandboxed by Helm: `.Files` sees only chart files,
+`env`/`expandenv` do not exist, `lookup` returns nothing and `getHostByName` resolves
+nothing when rendering offline (tests/linter/test_helm.py checks each).
+
+The line mapping is fieldwarden's own (Helm keeps no source map, helm/helm#11552): the
+template is read as indentation-structured YAML with its actions set aside, and the rendered
+object is matched against that skeleton.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import sys
+import tarfile
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence, Union
+
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from . import helmmap
+from .loader import load
+from .rendered import FieldPath, Place, Render, RenderedObject, RenderProblem
+
+EXTRA = "render"  # the optional dependency's extra in pyproject.toml
+RELEASE = "release-name"  # `helm template`'s release name when none is given
+TIMEOUT = 60.0  # seconds a render may take, child process start included
+MEMORY = 1 << 30  # bytes of data the rendering process may hold
+MAX_OUTPUT = 32 << 20  # characters of rendered manifests
+MAX_FILE = 5 << 20  # Helm's own limit on one chart file
+MAX_CHART = 64 << 20  # bytes of one chart, subcharts and unpacked archives included
+MAX_FILES = 10_000
+_SKIP_DIRS = frozenset({".git", ".hg", ".svn"})
+
+
+# -- discovery --------------------------------------------------------------------------------
+
+def find_charts(root: Path, files: Iterable[str], extra_values: Sequence[str] = ()) -> dict[str, list[tuple[str, ...]]]:
+    """The charts among `files` (project-relative POSIX paths) and the value sets of each.
+
+    A chart is a folder with a Chart.yaml ("." for the root). Charts under another chart's
+    `charts/` are its subcharts, rendered with it; a library chart (`type: library`) renders
+    nothing: neither is a chart of its own here. Each value set is a tuple of values files
+    applied over the chart's values.yaml, in order: `()` first, then one per
+    `ci/*-values.yaml` of the chart, then one per file of `extra_values`.
+    """
+    names = sorted(set(files))
+    folders = sorted({_folder(f) for f in names if f == "Chart.yaml" or f.endswith("/Chart.yaml")}, key=_depth)
+    charts: dict[str, list[tuple[str, ...]]] = {}
+    for folder in folders:
+        if any(_below(folder, parent + "/charts/" if parent != "." else "charts/") for parent in folders if parent != folder):
+            continue
+        if _chart_type(root / folder / "Chart.yaml") == "library":
+            continue
+        ci = "ci/" if folder == "." else folder + "/ci/"
+        sets: list[tuple[str, ...]] = [()]
+        sets.extend((f,) for f in names if f.startswith(ci) and "/" not in f[len(ci):] and f.endswith("-values.yaml"))
+        sets.extend((f,) for f in extra_values)
+        charts[folder] = sets
+    return charts
+
+
+def _folder(path: str) -> str:
+    head, _, _ = path.rpartition("/")
+    return head or "."
+
+
+def _depth(folder: str) -> tuple[int, str]:
+    return (0 if folder == "." else folder.count("/") + 1, folder)
+
+
+def _below(path: str, prefix: str) -> bool:
+    return path.startswith(prefix)
+
+
+def _chart_type(chart_yaml: Path) -> str:
+    try:
+        with open(chart_yaml, "rb") as handle:
+            data = _plain_yaml(handle.read(1 << 20))
+    except OSError:
+        return ""
+    return str(data.get("type") or "") if isinstance(data, dict) else ""
+
+
+def _yaml(text: str, file: str) -> tuple[Node | None, Any, RenderProblem | None]:
+    """The first document of a YAML text, node and data, screened as the linter screens files
+    (nesting that would overflow libyaml's stack, alias bombs); a syntax error is a problem."""
+    loaded = load(text)
+    for problem in loaded.problems:
+        if problem.code in ("FW001", "FW005"):
+            return None, None, RenderProblem(file, problem.line, problem.column, problem.message)
+    if not loaded.documents:
+        return None, None, None
+    return loaded.documents[0].node, loaded.documents[0].data, None
+
+
+# -- rendering --------------------------------------------------------------------------------
+
+def render_chart(
+    root: Path,
+    chart: str,
+    values_files: Sequence[str],
+    namespace: str | None = None,
+    *,
+    release: str = RELEASE,
+    timeout: float = TIMEOUT,
+) -> Render:
+    """Render `chart` (a project-relative folder) with its values.yaml and `values_files`.
+
+    As `helm template` with `-f` for each values file, for release `release` in `namespace`
+    (None or "" for `default`), offline. Problems (a missing extra, a template error placed
+    on its template line, missing dependencies, a render over time) come back in the Render,
+    never as exceptions; `inputs` lists every file the render read.
+    """
+    chart = chart.strip("/") or "."
+    here = root / chart
+    chart_yaml = _join(chart, "Chart.yaml")
+    problems: list[RenderProblem] = []
+    if not (here / "Chart.yaml").is_file():
+        return Render([], [], [RenderProblem(chart_yaml, 1, 1, f"no chart here: {chart_yaml} is missing")])
+    snapshot = _snapshot(here, chart, problems)
+    inputs = sorted({*(_join(chart, name) for name in snapshot.files), *snapshot.links})
+    if snapshot.fatal:
+        return Render([], inputs, problems)
+    values: list[tuple[str, str]] = []  # (project-relative file, text) of the value set, in order
+    for name in values_files:
+        text, problem = _read_values(root, name)
+        if problem is not None:
+            problems.append(problem)
+        else:
+            values.append((name, text))
+        if name not in inputs:
+            inputs.append(name)
+    meta = _metadata(snapshot.files.get("Chart.yaml", b""), chart_yaml, problems)
+    if meta is None or problems and any(p.file in values_files for p in problems):
+        return Render([], inputs, problems)
+    if meta.get("type") == "library":
+        return Render([], inputs, [*problems, RenderProblem(chart_yaml, 1, 1, "a library chart renders nothing")])
+    layout = _Layout(chart, snapshot)
+    sources = _ValueSources(layout, values, problems)
+    if sources.broken:
+        return Render([], inputs, problems)
+    problems.extend(layout.missing_dependencies(meta))
+    try:
+        import importlib.util
+
+        installed = importlib.util.find_spec("helm_python") is not None
+    except (ImportError, ValueError):  # pragma: no cover - a broken environment
+        installed = False
+    if not installed:
+        problems.append(RenderProblem(chart_yaml, 1, 1, (
+            f"rendering Helm charts needs Helm's engine: pip install 'fieldwarden[{EXTRA}]' "
+            "(the helm-python-sdk package); the chart was not linted")))
+        return Render([], inputs, problems)
+    with tempfile.TemporaryDirectory(prefix="fieldwarden-helm-") as scratch:
+        copy = Path(scratch) / "chart"
+        layout.write(copy, problems)
+        reply = _run_helm(copy, [text for _, text in values], release, namespace or "default", timeout, Path(scratch))
+    if "error" in reply:
+        problems.append(_helm_problem(str(reply["error"]), str(reply.get("stage", "")), layout, sources, values))
+        return Render([], inputs, problems)
+    manifests = reply.get("manifests")
+    if not isinstance(manifests, dict):
+        problems.append(RenderProblem(chart_yaml, 1, 1, "Helm's render returned nothing readable"))
+        return Render([], inputs, problems)
+    objects = _objects(manifests, layout, sources, problems)
+    return Render(objects, inputs, problems)
+
+
+def _join(folder: str, name: str) -> str:
+    return name if folder == "." else f"{folder}/{name}"
+
+
+def _read_values(root: Path, name: str) -> tuple[str, RenderProblem | None]:
+    path = root / name
+    try:
+        if path.stat().st_size > MAX_FILE:
+            return "", RenderProblem(name, 1, 1, f"values file larger than {MAX_FILE >> 20} MiB")
+        data = path.read_bytes()
+    except OSError as exc:
+        return "", RenderProblem(name, 1, 1, f"cannot read values file: {exc.strerror or exc}")
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError:
+        return "", RenderProblem(name, 1, 1, "values file is not UTF-8 text")
+
+
+def _metadata(data: bytes, chart_yaml: str, problems: list[RenderProblem]) -> dict[str, Any] | None:
+    try:
+        _, meta, problem = _yaml(data.decode("utf-8-sig"), chart_yaml)
+    except UnicodeDecodeError:
+        problems.append(RenderProblem(chart_yaml, 1, 1, "Chart.yaml is not UTF-8 text"))
+        return None
+    if problem is not None:
+        problems.append(problem)
+        return None
+    if not isinstance(meta, dict):
+        problems.append(RenderProblem(chart_yaml, 1, 1, "Chart.yaml is not a mapping"))
+        return None
+    return meta
+
+
+# -- the chart's files, and the private copy Helm renders -------------------------------------
+
+@dataclass
+class _Snapshot:
+    files: dict[str, bytes] = field(default_factory=dict)  # chart-relative POSIX path -> content
+    links: list[str] = field(default_factory=list)  # project-relative links left out
+    fatal: bool = False
+
+
+def _snapshot(here: Path, chart: str, problems: list[RenderProblem]) -> _Snapshot:
+    """The chart's files, read once; symlinks count only when they stay inside the chart."""
+    snap = _Snapshot()
+    top = os.path.realpath(here)
+    total = 0
+    seen: set[str] = set()
+    stack: list[tuple[str, str]] = [(os.fspath(here), "")]
+    while stack:
+        folder, prefix = stack.pop()
+        real = os.path.realpath(folder)
+        if real in seen:
+            continue
+        seen.add(real)
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            name = prefix + entry.name
+            shown = _join(chart, name)
+            try:
+                if entry.is_symlink():
+                    target = os.path.realpath(entry.path)
+                    if target != top and not target.startswith(top + os.sep) or not os.path.exists(target):
+                        snap.links.append(shown)
+                        problems.append(RenderProblem(shown, 1, 1, (
+                            "symlink to a file outside the chart: left out of the render "
+                            "(Helm would read it into the chart)")))
+                        continue
+                if entry.is_dir():
+                    if entry.name not in _SKIP_DIRS:
+                        stack.append((entry.path, name + "/"))
+                    continue
+                if not entry.is_file():
+                    continue
+                size = entry.stat().st_size
+                if size > MAX_FILE:
+                    problems.append(RenderProblem(shown, 1, 1, f"chart file larger than Helm's limit of {MAX_FILE >> 20} MiB"))
+                    snap.fatal = True
+                    continue
+                total += size
+                if total > MAX_CHART or len(snap.files) >= MAX_FILES:
+                    problems.append(RenderProblem(_join(chart, "Chart.yaml"), 1, 1, (
+                        f"chart too large to render (over {MAX_CHART >> 20} MiB or {MAX_FILES:,} files)")))
+                    snap.fatal = True
+                    return snap
+                with open(entry.path, "rb") as handle:
+                    snap.files[name] = handle.read(MAX_FILE + 1)
+            except OSError as exc:
+                problems.append(RenderProblem(shown, 1, 1, f"cannot read chart file: {exc.strerror or exc}"))
+    return snap
+
+
+class _Chart(NamedTuple):
+    """A chart of the render: the root, a subchart folder, or a subchart archive unpacked."""
+
+    prefix: str  # chart-relative folder in the copy ("" for the root)
+    names: tuple[str, ...]  # its name in Helm's template paths (several when aliased twice)
+    home: str | None  # project-relative folder; None for an archive (not editable)
+    archive: Place | None  # where an archive's objects are placed (its dependency in Chart.yaml)
+    scope: tuple[str, ...]  # names from the root chart down: where its values sit in the parent's
+
+
+class _Layout:
+    """The chart's files as Helm will see them: subchart archives unpacked, links and foreign schemas out."""
+
+    def __init__(self, chart: str, snapshot: _Snapshot) -> None:
+        self.chart = chart
+        self.files = dict(snapshot.files)
+        self.archived: dict[str, str] = {}  # copy-relative file -> the project-relative archive it came from
+        self.problems: list[RenderProblem] = []
+        self._unpack(snapshot)
+        self.charts: list[_Chart] = []
+        self._collect("", (), None, None)
+        # Helm's template path prefix (`root/charts/cache`) -> chart
+        self.by_helm_path: dict[str, _Chart] = {}
+        for item in self.charts:
+            for helm_path in self._helm_paths(item):
+                self.by_helm_path[helm_path] = item
+
+    def _unpack(self, snapshot: _Snapshot) -> None:
+        """Subchart archives (`charts/*.tgz`, at any depth) become folders, read with care."""
+        pending = sorted(name for name in self.files if _is_archive(name))
+        budget = MAX_CHART
+        while pending:
+            name = pending.pop(0)
+            data = self.files.pop(name)
+            where = _folder(name)
+            origin = self.archived.get(name, _join(self.chart, name))
+            try:
+                with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
+                    members = archive.getmembers()
+                    top = None
+                    for member in members:
+                        parts = PurePosixPath(member.name).parts
+                        if not member.isfile() or not parts or member.name.startswith("/") or ".." in parts:
+                            continue
+                        budget -= member.size
+                        if budget < 0 or member.size > MAX_FILE:
+                            raise ValueError("archive too large")
+                        top = top or parts[0]
+                        handle = archive.extractfile(member)
+                        if handle is None:
+                            continue
+                        inner = "/".join(parts)
+                        path = f"{where}/{inner}" if where != "." else inner
+                        self.files[path] = handle.read()
+                        self.archived[path] = origin
+                        if _is_archive(path):
+                            pending.append(path)
+            except (tarfile.TarError, OSError, ValueError, EOFError) as exc:
+                self.problems.append(RenderProblem(origin, 1, 1, f"unreadable subchart archive: {exc}"))
+
+    def _collect(self, prefix: str, scope: tuple[str, ...], parent_deps: list[dict[str, Any]] | None,
+                 names: tuple[str, ...] | None) -> None:
+        meta = _plain_yaml(self.files.get(prefix + "Chart.yaml", b""))
+        name = str(meta.get("name") or "") if isinstance(meta, dict) else ""
+        if names is None:
+            names = (name,)
+        chart_yaml = prefix + "Chart.yaml"
+        archived = self.archived.get(chart_yaml)
+        home = None if archived else (_join(self.chart, prefix.rstrip("/")) if prefix else self.chart)
+        archive_place: Place | None = None
+        if archived:
+            archive_place = self._dependency_place(scope, archived)
+        self.charts.append(_Chart(prefix, names, home, archive_place, scope))
+        deps = _dependencies(meta, _plain_yaml(self.files.get(prefix + "requirements.yaml", b"")))
+        subs = sorted({n[len(prefix) + len("charts/"):].split("/", 1)[0] for n in self.files
+                       if n.startswith(prefix + "charts/") and n.endswith("/Chart.yaml")
+                       and n[len(prefix) + len("charts/"):].count("/") == 1})
+        for sub in subs:
+            sub_prefix = f"{prefix}charts/{sub}/"
+            sub_meta = _plain_yaml(self.files.get(sub_prefix + "Chart.yaml", b""))
+            sub_name = str(sub_meta.get("name") or sub) if isinstance(sub_meta, dict) else sub
+            aliases = tuple(str(d.get("alias") or sub_name) for d in deps if d.get("name") == sub_name)
+            for alias in aliases or (sub_name,):
+                self._collect(sub_prefix, (*scope, alias), deps, aliases or (sub_name,))
+                break  # one entry per folder; its aliases are its names
+
+    def _helm_paths(self, item: _Chart) -> Iterator[str]:
+        if not item.prefix:
+            yield item.names[0]
+            return
+        parent = next(c for c in self.charts if c.scope == item.scope[:-1])
+        for parent_path in self._helm_paths(parent):
+            for name in item.names:
+                yield f"{parent_path}/charts/{name}"
+
+    def _dependency_place(self, scope: tuple[str, ...], archive: str) -> Place:
+        """An archived subchart's objects go on its entry in the parent's Chart.yaml, else the archive."""
+        if not self.chart_yaml_text():
+            return (archive, 1, 1)
+        wanted = scope[-1] if scope else ""
+        for number, line in enumerate(self.chart_yaml_text().splitlines(), 1):
+            match = re.match(r"\s*-?\s*(?:name|alias):\s*['\"]?([\w.-]+)", line)
+            if match and match.group(1) == wanted:
+                return (_join(self.chart, "Chart.yaml"), number, line.index(match.group(1)) + 1)
+        return (archive, 1, 1)
+
+    def source_of(self, helm_path: str) -> tuple[_Chart, str] | None:
+        """The chart a template of Helm's output comes from (`web/charts/cache/templates/x.yaml`),
+        and the template's path within that chart."""
+        best: tuple[str, _Chart] | None = None
+        for prefix, item in self.by_helm_path.items():
+            if helm_path.startswith(prefix + "/") and (best is None or len(prefix) > len(best[0])):
+                best = (prefix, item)
+        if best is None:
+            return None
+        return best[1], helm_path[len(best[0]) + 1:]
+
+    def file_of(self, item: _Chart, inner: str) -> str | None:
+        """The project-relative file of a chart's file; None inside an archive."""
+        return None if item.home is None else _join(item.home, inner)
+
+    def chart_yaml_text(self) -> str:
+        return self.files.get("Chart.yaml", b"").decode("utf-8", "replace")
+
+    def chart_of(self, prefix: str) -> _Chart:
+        return next(c for c in self.charts if c.prefix == prefix)
+
+    def missing_dependencies(self, meta: dict[str, Any]) -> list[RenderProblem]:
+        """Dependencies Chart.yaml declares that charts/ lacks (`helm template` refuses those charts)."""
+        present = set()
+        for item in self.charts:
+            if item.prefix.count("charts/") == 1:
+                sub_meta = _plain_yaml(self.files.get(item.prefix + "Chart.yaml", b""))
+                if isinstance(sub_meta, dict):
+                    present.add(str(sub_meta.get("name") or ""))
+        found = []
+        text = self.chart_yaml_text().splitlines()
+        for dep in _dependencies(meta, _plain_yaml(self.files.get("requirements.yaml", b""))):
+            name = str(dep.get("name") or "")
+            if not name or name in present:
+                continue
+            line = next((n for n, t in enumerate(text, 1) if re.match(rf"\s*-?\s*name:\s*['\"]?{re.escape(name)}['\"]?\s*(#.*)?$", t)), 1)
+            source = f" from {dep['repository']}" if dep.get("repository") else ""
+            found.append(RenderProblem(_join(self.chart, "Chart.yaml"), line, 1, (
+                f"dependency {name}{source} is missing from charts/ (run `helm dependency build`): "
+                "its objects are not linted")))
+        return found + self.problems
+
+    def write(self, copy: Path, problems: list[RenderProblem]) -> None:
+        """The private copy Helm loads: plain files only, schemas with outside references dropped."""
+        for name, data in self.files.items():
+            if name.rsplit("/", 1)[-1] == "values.schema.json":
+                reference = _foreign_reference(data)
+                if reference is not None:
+                    shown = self.archived.get(name) or _join(self.chart, name)
+                    problems.append(RenderProblem(shown, 1, 1, (
+                        f"values.schema.json refers to {reference!r} outside itself: fieldwarden does not "
+                        "fetch it, and renders without checking the values against this schema")))
+                    continue
+            path = copy / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+
+
+def _is_archive(name: str) -> bool:
+    folder = _folder(name)
+    return (folder == "charts" or folder.endswith("/charts")) and name.endswith((".tgz", ".tar.gz"))
+
+
+def _plain_yaml(data: bytes) -> Any:
+    return _yaml(data.decode("utf-8-sig", "replace"), "")[1]
+
+
+def _dependencies(meta: Any, requirements: Any) -> list[dict[str, Any]]:
+    found: list[Any] = []
+    for source in (meta, requirements):
+        if isinstance(source, dict) and isinstance(source.get("dependencies"), list):
+            found.extend(source["dependencies"])
+    return [d for d in found if isinstance(d, dict)]
+
+
+def _foreign_reference(data: bytes) -> str | None:
+    """The first `$ref` (or `$schema`) of a schema that leads out of the file, if any.
+
+    References within the file (`#/$defs/x`, or the `$id` of a schema embedded in it) stay in;
+    the JSON Schema meta-schemas are built into Helm's validator.
+    """
+    try:
+        schema = json.loads(data)
+    except (ValueError, RecursionError):
+        return None  # Helm reports a broken schema itself
+    found: list[tuple[str, str]] = []
+    stack: list[Any] = [schema]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            found.extend((key, value) for key, value in item.items() if key.startswith("$") and isinstance(value, str))
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    embedded = {value.split("#", 1)[0] for key, value in found if key == "$id"}
+    for key, value in found:
+        if key in ("$ref", "$dynamicRef", "$recursiveRef") and value.split("#", 1)[0] not in ("", *embedded):
+            return value
+        if key == "$schema" and not re.match(r"https?://json-schema\.org/", value):
+            return value
+    return None
+
+
+# -- the child process ------------------------------------------------------------------------
+
+def _run_helm(copy: Path, values: list[str], release: str, namespace: str, timeout: float, scratch: Path) -> dict[str, Any]:
+    """Render the copy in a child process: {"manifests": {template path: text}} or {"error", "stage"}.
+
+    A child, because Helm's Go engine cannot be stopped from Python: a template looping for
+    ever, or allocating until the Go runtime aborts the process, must not take the linter down.
+    """
+    import subprocess
+
+    request = json.dumps({"chart": os.fspath(copy), "values": values, "release": release,
+                          "namespace": namespace, "memory": MEMORY, "max_output": MAX_OUTPUT})
+    env = {"HOME": os.fspath(scratch), "TMPDIR": os.fspath(scratch), "LANG": "C.UTF-8",
+           "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
+    for name in ("HELM_C_LIB", "SYSTEMROOT"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    # -I: the child's imports come from the installation alone, never from the folder it runs in
+    command = [sys.executable, "-I", "-c", "from fieldwarden.linter.helm import _child; _child()"]
+    try:
+        done = subprocess.run(command, input=request.encode(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              timeout=timeout, cwd=scratch, env=env)
+    except subprocess.TimeoutExpired:
+        return {"error": f"rendering took longer than {timeout:g} s and was stopped", "stage": "limit"}
+    except OSError as exc:
+        return {"error": f"cannot start the rendering process: {exc.strerror or exc}", "stage": "limit"}
+    try:
+        reply: dict[str, Any] = json.loads(done.stdout)
+        return reply
+    except ValueError:
+        pass
+    messages = done.stderr.decode("utf-8", "replace")
+    if "out of memory" in messages or "cannot allocate memory" in messages:
+        return {"error": f"rendering needed more than {MEMORY >> 20} MiB of memory and was stopped", "stage": "limit"}
+    last = messages.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
+    return {"error": f"the rendering process failed: {last[0][:300]}", "stage": "limit"}
+
+
+def _child() -> None:
+    """The child process: read a request on stdin, render with Helm, answer JSON on stdout."""
+    request = json.loads(sys.stdin.buffer.read())
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_DATA, (request["memory"], request["memory"]))
+    except (ImportError, ValueError, OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+    reply: dict[str, Any]
+    try:
+        import helm_python as helm
+    except Exception as exc:  # the library may be missing, or fail to load for its platform
+        reply = {"error": f"Helm's engine cannot be loaded ({exc}); reinstall with pip install 'fieldwarden[{EXTRA}]'",
+                 "stage": "import"}
+    else:
+        reply = _child_render(helm, request)
+    sys.stdout.write(json.dumps(reply))
+
+
+def _child_render(helm: Any, request: dict[str, Any]) -> dict[str, Any]:
+    stage = "values"
+    try:
+        values: dict[str, Any] = {}
+        for index, text in enumerate(request["values"]):
+            stage = f"values:{index}"
+            values = _merge(values, helm.values_from_yaml(text) or {})
+        stage = "load"
+        with helm.Chart.load(request["chart"]) as chart:
+            stage = "render"
+            manifests = chart.render(values, name=request["release"], namespace=request["namespace"], is_install=True)
+    except helm.HelmError as exc:
+        return {"error": str(exc), "stage": stage, "type": type(exc).__name__}
+    if sum(len(text) for text in manifests.values()) > request["max_output"]:
+        return {"error": f"the chart renders more than {request['max_output'] >> 20} MiB", "stage": "limit"}
+    return {"manifests": manifests}
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """Values files layered as `helm -f a -f b` does: maps merge key by key, anything else replaces."""
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+# -- Helm's errors, placed --------------------------------------------------------------------
+
+_LOCATION = re.compile(r"(?P<path>[\w.@+-]+(?:/[\w.@+-]+)*/templates/[^\s:()]+):(?P<line>\d+)(?::(?P<col>\d+))?")
+_SCHEMA_AT = re.compile(r"at '(/[^']*)'")
+
+
+def _helm_problem(message: str, stage: str, layout: _Layout, sources: _ValueSources,
+                  values: list[tuple[str, str]]) -> RenderProblem:
+    """Helm's error on the file and line it names: the innermost template location, else Chart.yaml."""
+    chart_yaml = _join(layout.chart, "Chart.yaml")
+    text = " ".join(message.split())
+    if stage.startswith("values:"):
+        name = values[int(stage.split(":", 1)[1])][0]
+        numbered = re.search(r"line (\d+)", message)
+        return RenderProblem(name, int(numbered.group(1)) if numbered else 1, 1, f"Helm cannot read these values: {text}")
+    if stage in ("limit", "import"):
+        return RenderProblem(chart_yaml, 1, 1, text)
+    if "schema" in message:
+        for match in _SCHEMA_AT.finditer(message):
+            path = tuple(part.replace("~1", "/").replace("~0", "~") for part in match.group(1).split("/")[1:])
+            written = sources.find((), tuple(int(p) if p.isdigit() else p for p in path))
+            if written is not None:
+                return RenderProblem(*written[0], f"values do not match the chart's values.schema.json: {text}")
+        return RenderProblem(_join(layout.chart, "values.schema.json"), 1, 1, f"values do not match the chart's schema: {text}")
+    places: list[Place] = []
+    for match in _LOCATION.finditer(message):
+        found = layout.source_of(match.group("path"))
+        if found is None:
+            continue
+        item, inner = found
+        file = layout.file_of(item, inner)
+        if file is None:
+            places.append(item.archive or (chart_yaml, 1, 1))
+        else:
+            places.append((file, int(match.group("line")), int(match.group("col") or 1)))
+    if places:
+        file, line, column = places[-1]
+        return RenderProblem(file, line, column, f"helm template failed: {text}")
+    return RenderProblem(chart_yaml, 1, 1, f"helm template failed: {text}")
+
+
+# -- values files, with positions -------------------------------------------------------------
+
+class _ValueSources:
+    """The values files of a render, parsed with positions: where a values path is set, and to what."""
+
+    def __init__(self, layout: _Layout, values: list[tuple[str, str]], problems: list[RenderProblem]) -> None:
+        self.broken = False
+        self.charts: dict[tuple[str, ...], tuple[str, Node]] = {}  # scope -> its values.yaml
+        for item in layout.charts:
+            data = layout.files.get(item.prefix + "values.yaml")
+            if data is None or item.home is None:
+                continue
+            node = self._compose(_join(item.home, "values.yaml"), data.decode("utf-8-sig", "replace"), problems)
+            if node is not None:
+                self.charts[item.scope] = (_join(item.home, "values.yaml"), node)
+        self.sets: list[tuple[str, Node]] = []
+        for name, text in values:
+            node = self._compose(name, text, problems)
+            if node is not None:
+                self.sets.append((name, node))
+
+    def _compose(self, name: str, text: str, problems: list[RenderProblem]) -> Node | None:
+        node, _, problem = _yaml(text, name)
+        if problem is not None:
+            problems.append(problem)
+            self.broken = True
+            return None
+        if node is not None and not isinstance(node, MappingNode):
+            problems.append(RenderProblem(name, node.start_mark.line + 1, node.start_mark.column + 1,
+                                          "values must be a mapping of keys to values"))
+            self.broken = True
+            return None
+        return node
+
+    def _layers(self, scope: tuple[str, ...], path: FieldPath) -> Iterator[tuple[str, int, int, Node]]:
+        """Every file of the set that writes `path` for the chart at `scope`, the one that wins first."""
+        candidates: list[tuple[str, Node, FieldPath]] = [(name, node, (*scope, *path)) for name, node in reversed(self.sets)]
+        for depth in range(len(scope) + 1):
+            found = self.charts.get(scope[:depth])
+            if found is not None:
+                candidates.append((found[0], found[1], (*scope[depth:], *path)))
+        for name, node, full in candidates:
+            hit = _walk(node, full)
+            if hit is not None:
+                yield name, *hit
+
+    def find(self, scope: tuple[str, ...], path: FieldPath) -> tuple[Place, Node] | None:
+        """Where the value set writes `path` of the chart at `scope`: the file that wins, its line."""
+        for name, line, column, node in self._layers(scope, path):
+            return (name, line, column), node
+        return None
+
+    def size(self, scope: tuple[str, ...], path: FieldPath) -> int | None:
+        """Items of the list at `path`, or keys of the map (maps merge over the files)."""
+        keys: set[str] = set()
+        for _, _, _, node in self._layers(scope, path):
+            if isinstance(node, MappingNode):
+                keys.update(k.value for k, _ in node.value if isinstance(k, ScalarNode))
+                continue
+            if not keys and isinstance(node, SequenceNode):
+                return len(node.value)
+            break
+        return len(keys) if keys else None
+
+
+class _ScopedValues:
+    """The value set as the templates of one chart (the root, or a subchart) see it."""
+
+    def __init__(self, sources: _ValueSources, scope: tuple[str, ...]) -> None:
+        self.sources = sources
+        self.scope = scope
+
+    def find(self, path: FieldPath) -> tuple[Place, Node] | None:
+        return self.sources.find(self.scope, path)
+
+    def size(self, path: FieldPath) -> int | None:
+        return self.sources.size(self.scope, path)
+
+
+def _walk(node: Node, path: FieldPath) -> tuple[int, int, Node] | None:
+    line, column = node.start_mark.line + 1, node.start_mark.column + 1
+    for part in path:
+        if isinstance(node, MappingNode):
+            for key, value in node.value:
+                if isinstance(key, ScalarNode) and key.value == str(part):
+                    line, column, node = key.start_mark.line + 1, key.start_mark.column + 1, value
+                    break
+            else:
+                return None
+        elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            node = node.value[part]
+            line, column = node.start_mark.line + 1, node.start_mark.column + 1
+        else:
+            return None
+    return line, column, node
+
+
+# -- rendered objects -------------------------------------------------------------------------
+
+_SEPARATOR = re.compile(r"(?m)^---[ \t]*(?:#[^\n]*)?(?:\n|$)")
+
+
+class _Templates:
+    """The chart's templates, parsed once, and the helpers they define."""
+
+    def __init__(self, layout: _Layout) -> None:
+        self.layout = layout
+        self.parsed: dict[str, helmmap.Template] = {}
+        self.helpers: dict[str, list[tuple[int, str, helmmap.Container]]] | None = None
+
+    def template(self, item: _Chart, inner: str) -> helmmap.Template | None:
+        file = self.layout.file_of(item, inner)
+        key = item.prefix + inner
+        if file is None or key not in self.layout.files:
+            return None
+        if key not in self.parsed:
+            self.parsed[key] = helmmap.parse_template(self.layout.files[key].decode("utf-8", "replace"), file)
+        return self.parsed[key]
+
+    def helper(self, name: str) -> helmmap.Container | None:
+        """A helper by name; of several, the one Helm keeps (the least deep chart's, as Helm parses it last)."""
+        if self.helpers is None:
+            self.helpers = {}
+            for item in self.layout.charts:
+                for key in sorted(self.layout.files):
+                    if key.startswith(item.prefix + "templates/") and item.home is not None:
+                        template = self.template(item, key[len(item.prefix):])
+                        for defined, root in (template.defines.items() if template else ()):
+                            self.helpers.setdefault(defined, []).append((item.prefix.count("/"), key, root))
+        found = self.helpers.get(name)
+        return min(found, key=lambda f: (f[0], f[1]))[2] if found else None
+
+
+def _objects(manifests: dict[str, Any], layout: _Layout, sources: _ValueSources, problems: list[RenderProblem]) -> list[RenderedObject]:
+    templates = _Templates(layout)
+    chart_yaml = _join(layout.chart, "Chart.yaml")
+    objects: list[RenderedObject] = []
+    for helm_path in sorted(manifests):
+        text = manifests[helm_path]
+        if not isinstance(text, str) or helm_path.endswith("NOTES.txt") or not text.strip():
+            continue
+        found = layout.source_of(helm_path)
+        item, inner = found if found is not None else (None, "")
+        template = templates.template(item, inner) if item is not None else None
+        file = layout.file_of(item, inner) if item is not None else None
+        fallback: Place = (file, 1, 1) if file else (item.archive if item is not None and item.archive else None) or (chart_yaml, 1, 1)
+        for piece in _SEPARATOR.split(text):
+            loaded = load(piece)
+            broken = next((p for p in loaded.problems if p.code == "FW001"), None)
+            if broken is not None:
+                problems.append(RenderProblem(*fallback, f"the template renders invalid YAML (line {broken.line} "
+                                              f"of a document it renders): {broken.message}"))
+                continue
+            too_complex = any(p.code == "FW005" for p in loaded.problems)
+            if not loaded.documents or loaded.documents[0].data is None and not too_complex:
+                continue
+            node = loaded.documents[0].node
+            if template is None or item is None or too_complex:  # the linter reports it when it loads the text
+                objects.append(RenderedObject(piece, {}, fallback))
+                continue
+                objects.append(RenderedObject(piece, {}, fallback))
+                continue
+            anchor, positions = helmmap.map_object(node, template, templates.helper, _ScopedValues(sources, item.scope))
+            objects.append(RenderedObject(piece, positions, anchor))
+    return objects

@@ -1,0 +1,821 @@
+"""Where each field of a rendered Helm object is written: the template's skeleton, matched.
+
+Helm keeps no source map (helm/helm#11552), so this reads a template as the YAML it will
+become: actions (`{{ ... }}`) are set aside, control actions (`if`, `with`, `range`, `else`,
+`end`) are remembered as the blocks each line sits in, and the literal lines are parsed by
+their indentation into a skeleton of mappings and sequences whose keys and items carry
+their line. An action alone on a line, or after a key, with `nindent`/`indent` is a splice:
+whatever it outputs lands at that place. The rendered object is then walked together with
+the skeleton:
+
+- a key written literally is placed on its line (between `if`/`else` branches writing the
+  same key, the one whose literal value or structure agrees with the output);
+- list items are matched to the items the template writes in order, an item inside `range`
+  standing for any number of items, one inside `if`/`with` for zero or one;
+- what a splice outputs is looked up where it comes from: an `include`d helper's own
+  skeleton (in _helpers.tpl), or, for `toYaml` of `.Values.x` (directly or through `with`),
+  the values file line that sets the field;
+- a key written by an action (`{{ $k }}: ...` in a `range`) is placed on that line when it
+  is the only such line of its mapping.
+
+Anything else (a field from `tpl`, from a helper fed computed data, a branch that cannot be
+told apart) is left out, and the caller reports it at its nearest enclosing field.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, NamedTuple, Protocol, Union
+
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from .rendered import FieldPath, Place
+
+ONCE, OPTIONAL, MANY = 0, 1, 2
+_FIT_DEPTH = 4  # how deep a candidate's structure is compared with the output
+_MAX_DEPTH = 64  # helpers including helpers: beyond this, nothing is resolved
+
+_ACTION = re.compile(r"\{\{(-[ \t\r\n])?(.*?)([ \t\r\n]-)?\}\}", re.S)
+_ASSIGN = re.compile(r"(\$\w*)\s*(:?=)\s*(.*)", re.S)
+_NINDENT = re.compile(r"\bnindent\s+(\d+)")
+_INDENT = re.compile(r"\bindent\s+(\d+)")
+_BLOCK_SCALAR = re.compile(r"[|>][-+0-9]*\s*(?:#.*)?$")
+_VALUES_REF = re.compile(r"\$?\.Values((?:\.[A-Za-z_][\w-]*)*)")
+_DOT_REF = re.compile(r"\.([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*)")
+_ROOT_OBJECTS = ("Values", "Release", "Chart", "Capabilities", "Template", "Files")
+
+
+
+class Values(Protocol):
+    """The value set of a render, as the chart of a template sees it."""
+
+    def find(self, path: FieldPath) -> tuple[Place, Node] | None:
+        """Where the values path is set (by the file that wins), and the node set there."""
+
+    def size(self, path: FieldPath) -> int | None:
+        """How many items (list) or keys (map, merged over the files) the values path holds."""
+
+
+class _Action(NamedTuple):
+    start: int
+    end: int
+    inner: str
+    kind: str  # out, if, with, range, else, end, define, assign, none
+    trim_left: bool
+
+
+class _Block:
+    """An open `if`/`with`/`range` (or the `else` branch of one) around template lines."""
+
+    __slots__ = ("kind", "expr")
+
+    def __init__(self, kind: str, expr: str) -> None:
+        self.kind = kind
+        self.expr = expr
+
+
+Variables = dict[str, tuple[str, tuple[_Block, ...]]]  # `$name` -> the expression assigned, and where
+
+
+@dataclass(eq=False)
+class Splice:
+    """An action whose output is YAML structure at its place (`include ... | nindent 4`)."""
+
+    line: int
+    column: int
+    expr: str
+    blocks: tuple[_Block, ...]
+    variables: Variables = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class Entry:
+    """A key of a mapping, or an item of a sequence (key None), as the template writes it."""
+
+    key: str | None
+    dynamic: bool  # the key is made by an action
+    line: int
+    column: int
+    blocks: tuple[_Block, ...]
+    literal: str | None = None  # the scalar value as written, when no action makes it
+    templated: bool = False  # an action makes the scalar value
+    flow: bool = False  # a flow collection (`[a, b]`, `{a: 1}`) written on the line
+    value: Container | Splice | None = None  # what is written below (or spliced in)
+
+
+@dataclass(eq=False)
+class Container:
+    """A mapping or sequence of the template ("any" until its first member tells)."""
+
+    kind: str
+    column: int
+    blocks: tuple[_Block, ...]
+    file: str
+    members: list[Entry | Splice] = field(default_factory=list)
+
+
+class Document(NamedTuple):
+    """One `---`-separated document of a template: where it starts, and its skeleton."""
+
+    line: int
+    column: int
+    root: Container
+
+
+class Template(NamedTuple):
+    """A parsed template file: its documents and the helpers it defines."""
+
+    file: str
+    documents: list[Document]
+    defines: dict[str, Container]
+
+
+class _Line(NamedTuple):
+    number: int
+    masked: str  # the line with each output action as one \x00, a control action after text as \x01
+    columns: list[int]  # the original 0-based column of each masked character
+    outputs: list[_Action]  # the output actions, in the order of their \x00
+    blocks: tuple[_Block, ...]  # the blocks open where the line's content starts
+    variables: Variables  # the template variables in scope there
+
+
+# -- reading templates --------------------------------------------------------------------------
+
+def parse_template(text: str, file: str) -> Template:
+    """The skeleton of a template file (its documents) and of each helper it defines."""
+    text = text.replace("\r\n", "\n")
+    actions = [_action(m) for m in _ACTION.finditer(text)]
+    defines: list[tuple[str, int, int]] = []
+    skip: list[tuple[int, int]] = []
+    stack: list[_Action | None] = []
+    for action in actions:
+        if action.kind in ("if", "with", "range"):
+            stack.append(None)
+        elif action.kind == "define":
+            stack.append(action)
+        elif action.kind == "end" and stack:
+            opened = stack.pop()
+            if opened is not None and not any(s is not None for s in stack):
+                named = re.match(r'\w+\s+"([^"]*)"', opened.inner)
+                if named:
+                    defines.append((named.group(1), opened.end, action.start))
+                skip.append((opened.start, action.end))
+    documents = _Builder(file, split=True).run(_lines(text, actions, 0, len(text), skip))
+    helpers: dict[str, Container] = {}
+    for name, start, end in defines:
+        found = _Builder(file, split=False).run(_lines(text, actions, start, end, []))
+        if found:
+            helpers[name] = found[0].root
+    return Template(file, documents, helpers)
+
+
+def _action(match: re.Match[str]) -> _Action:
+    inner = match.group(2).strip()
+    word = inner.split(None, 1)[0] if inner else ""
+    if inner.startswith("/*") or word in ("break", "continue") or not inner:
+        kind = "none"
+    elif word in ("if", "with", "range", "else", "end"):
+        kind = word
+    elif word in ("define", "block"):
+        kind = "define"
+    elif _ASSIGN.match(inner):
+        kind = "assign"
+    else:
+        kind = "out"
+    return _Action(match.start(), match.end(), inner, kind, match.group(1) is not None)
+
+
+def _lines(text: str, actions: list[_Action], start: int, end: int, skip: list[tuple[int, int]]) -> Iterator[_Line]:
+    """The logical lines of text[start:end], actions set aside, with the blocks each sits in."""
+    blocks: list[_Block] = []
+    scopes: list[Variables] = [{}]  # variables, per open block
+    number = text.count("\n", 0, start) + 1
+    line_start = text.rfind("\n", 0, start) + 1
+    masked: list[str] = []
+    columns: list[int] = []
+    outputs: list[_Action] = []
+    snapshot: tuple[_Block, ...] | None = None
+    first = number
+    pos = start
+    events: list[tuple[int, int, _Action | None]] = [(a.start, a.end, a) for a in actions if start <= a.start < end]
+    events.extend((s, e, None) for s, e in skip if start <= s < end)
+    events.sort(key=lambda e: e[0])
+    events.append((end, end, None))
+    for event_start, event_end, action in events:
+        if event_start < pos:
+            continue
+        # literal text up to the event, line by line
+        segment_start = pos
+        while True:
+            newline = text.find("\n", segment_start, event_start)
+            stop = event_start if newline < 0 else newline
+            for offset in range(segment_start, stop):
+                char = text[offset]
+                if snapshot is None and not char.isspace():
+                    snapshot = tuple(blocks)
+                masked.append(char)
+                columns.append(offset - line_start)
+            if newline < 0:
+                break
+            yield _Line(first, "".join(masked), columns, outputs, snapshot or tuple(blocks), _visible(scopes))
+            masked, columns, outputs, snapshot = [], [], [], None
+            number += 1
+            first = number
+            line_start = newline + 1
+            segment_start = newline + 1
+        if event_start >= end:
+            break
+        if action is not None and action.kind == "out":
+            if snapshot is None:
+                snapshot = tuple(blocks)
+            masked.append("\x00")
+            columns.append(event_start - line_start)
+            outputs.append(action)
+        if action is not None and action.kind in ("if", "with", "range", "else", "end") and snapshot is not None:
+            masked.append("\x01")  # `a: {{ if .x }}1{{ else }}2{{ end }}`: the text around it is no literal
+            columns.append(event_start - line_start)
+        if action is not None and action.kind in ("if", "with", "range"):
+            blocks.append(_Block(action.kind, action.inner.split(None, 1)[1] if " " in action.inner else ""))
+            scopes.append({})
+        elif action is not None and action.kind == "else" and blocks:
+            opened = blocks.pop()
+            blocks.append(_Block("else", opened.expr if opened.kind == "with" else ""))
+            scopes[-1] = {}
+        elif action is not None and action.kind == "end" and blocks:
+            blocks.pop()
+            scopes.pop()
+        elif action is not None and action.kind == "assign":
+            _assign(scopes, action.inner, tuple(blocks))
+        inside = text.count("\n", event_start, event_end)
+        if inside:
+            number += inside
+            line_start = text.rfind("\n", event_start, event_end) + 1
+        pos = event_end
+    if masked:
+        yield _Line(first, "".join(masked), columns, outputs, snapshot or tuple(blocks), _visible(scopes))
+
+
+def _visible(scopes: list[Variables]) -> Variables:
+    if len(scopes) == 1 and not scopes[0]:
+        return {}
+    return {name: value for scope in scopes for name, value in scope.items()}
+
+
+def _assign(scopes: list[Variables], inner: str, blocks: tuple[_Block, ...]) -> None:
+    """`$x := expr` declares in the innermost block; `$x = expr` sets where `$x` was declared."""
+    match = _ASSIGN.match(inner)
+    if match is None:
+        return
+    name, operator, expr = match.groups()
+    target = scopes[-1]
+    if operator == "=":
+        target = next((scope for scope in reversed(scopes) if name in scope), target)
+    target[name] = (expr.strip(), blocks)
+
+
+def _splice_column(action: _Action, column: int) -> int:
+    nindent = _NINDENT.search(action.inner)
+    if nindent:
+        return int(nindent.group(1))
+    indent = _INDENT.search(action.inner)
+    if indent:
+        return (0 if action.trim_left else column) + int(indent.group(1))
+    return column
+
+
+def _block_output(action: _Action) -> bool:
+    return _NINDENT.search(action.inner) is not None or _INDENT.search(action.inner) is not None
+
+
+class _Builder:
+    """Lines -> documents of containers, by indentation, as a YAML parser would nest them."""
+
+    def __init__(self, file: str, split: bool) -> None:
+        self.file = file
+        self.split = split
+        self.documents: list[Document] = []
+        self.stack: list[Container] = []
+        self.pending: tuple[Entry, int] | None = None  # an entry whose value starts on a later line
+        self.scalar_above: int | None = None  # inside a block scalar: lines deeper than this are text
+
+    def run(self, lines: Iterator[_Line]) -> list[Document]:
+        for line in lines:
+            self._line(line)
+        return self.documents
+
+    def _line(self, line: _Line) -> None:
+        text = line.masked
+        first = len(text) - len(text.lstrip())
+        content = text[first:].rstrip()
+        if not content:
+            return
+        column = line.columns[first]
+        splice_only = "\x00" in content and not content.replace("\x00", "").replace("\x01", "").strip()
+        effective = _splice_column(line.outputs[0], column) if splice_only else column
+        if self.scalar_above is not None:
+            if effective > self.scalar_above:
+                return
+            self.scalar_above = None
+        if self.split and column == 0 and (content == "---" or content.startswith(("--- ", "---\t"))):
+            self.stack, self.pending = [], None
+            return
+        if content.startswith("#"):
+            return
+        if splice_only:
+            container = self._place(effective, "splice", line)
+            if container is not None:
+                container.members.append(Splice(line.number, column + 1, line.outputs[0].inner, line.blocks, line.variables))
+            return
+        self._tokens(line, first, content)
+
+    def _tokens(self, line: _Line, first: int, content: str) -> None:
+        index = 0
+        item: Entry | None = None
+        while content.startswith("- ", index) or content[index:] == "-":
+            column = line.columns[first + index]
+            container = self._place(column, "dash", line)
+            if container is None:
+                return
+            index += 1
+            while index < len(content) and content[index] == " ":
+                index += 1
+            item = Entry(None, False, line.number, (line.columns[first + index] if index < len(content) else column + 2) + 1,
+                         line.blocks)
+            container.members.append(item)
+            self.pending = (item, column)
+        rest = content[index:]
+        if not rest or rest.startswith("#"):
+            return
+        column = line.columns[first + index]
+        outputs_before = line.masked[:first + index].count("\x00")
+        key = _split_key(rest)
+        if key is None:
+            if item is not None:  # `- scalar`
+                self.pending = None
+                self._scalar(item, _strip_comment(rest), line, outputs_before, column - 2)
+            return
+        name, dynamic, value_at = key
+        container = self._place(column, "key", line)
+        if container is None:
+            return
+        entry = Entry(None if dynamic else name, dynamic, line.number, column + 1, line.blocks)
+        container.members.append(entry)
+        value = _strip_comment(rest[value_at:])
+        if not value:
+            self.pending = (entry, column)
+            return
+        self._scalar(entry, value, line, outputs_before + rest[:value_at].count("\x00"), column)
+
+    def _scalar(self, entry: Entry, value: str, line: _Line, outputs_before: int, column: int) -> None:
+        """The value written on the entry's own line: text, an action, a block scalar, a splice."""
+        if _BLOCK_SCALAR.match(value):
+            self.scalar_above = column
+        elif value == "\x00" and _block_output(line.outputs[outputs_before]):
+            action = line.outputs[outputs_before]
+            entry.value = Splice(line.number, entry.column, action.inner, line.blocks, line.variables)
+        elif value.startswith(("{", "[")):
+            entry.flow = True
+        elif "\x00" in value or "\x01" in value:
+            entry.templated = True
+        elif not value.startswith(("&", "*", "!")):
+            entry.literal = _unquote(value)
+
+    def _place(self, column: int, kind: str, line: _Line) -> Container | None:
+        """The container a key, item (dash) or splice at `column` joins, opening one if it starts here."""
+        if self.pending is not None:
+            entry, above = self.pending
+            self.pending = None
+            if column > above or (kind == "dash" and column == above and entry.key is not None):
+                opened = Container({"dash": "seq", "key": "map"}.get(kind, "any"), column, entry.blocks, self.file)
+                entry.value = opened
+                self.stack.append(opened)
+                return opened
+        while self.stack:
+            top = self.stack[-1]
+            if top.column > column:
+                self.stack.pop()
+            elif top.column == column:
+                if top.kind == "any" and kind != "splice":
+                    top.kind = "seq" if kind == "dash" else "map"
+                if kind == "splice" or top.kind == ("seq" if kind == "dash" else "map"):
+                    return top
+                self.stack.pop()
+            else:
+                return top if kind == "splice" else None
+        root = Container({"dash": "seq", "key": "map"}.get(kind, "any"), column, line.blocks, self.file)
+        self.stack.append(root)
+        self.documents.append(Document(line.number, column + 1, root))
+        return root
+
+
+def _split_key(text: str) -> tuple[str, bool, int] | None:
+    """`key: value` -> (key, made by an action, where the value starts); None when not a key."""
+    if text[0] in "\"'":
+        quote = text[0]
+        end = 1
+        while True:
+            end = text.find(quote, end)
+            if end < 0:
+                return None
+            if quote == "'" and text.startswith("''", end):
+                end += 2
+                continue
+            if quote == '"' and text[end - 1] == "\\":
+                end += 1
+                continue
+            break
+        after = end + 1
+        while after < len(text) and text[after] == " ":
+            after += 1
+        if not text.startswith(":", after) or (after + 1 < len(text) and text[after + 1] not in " \t"):
+            return None
+        return _unquote(text[:end + 1]), _made(text[:end + 1]), after + 1
+    if text[0] in "{[|>&*!%@`?":
+        return None
+    at = 0
+    while True:
+        at = text.find(":", at)
+        if at < 0:
+            return None
+        if at + 1 == len(text) or text[at + 1] in " \t":
+            break
+        at += 1
+    key = text[:at].rstrip()
+    if " #" in key or not key:
+        return None
+    return key, _made(key), at + 1
+
+
+def _made(text: str) -> bool:
+    """Whether an action writes (part of) this text."""
+    return "\x00" in text or "\x01" in text
+
+
+def _strip_comment(value: str) -> str:
+    value = value.strip()
+    if value.startswith("#"):
+        return ""
+    start = 0
+    if value.startswith(("'", '"')):  # a comment may follow the closing quote
+        start = value.find(value[0], 1) + 1
+        if start == 0:
+            return value
+    at = value.find(" #", start)
+    return value[:at].rstrip() if at >= 0 else value
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] == "'":
+        return value[1:-1].replace("''", "'")
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        return value[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+    return value
+
+
+# -- matching rendered objects --------------------------------------------------------------------
+
+Helpers = Callable[[str], Union[Container, None]]
+
+
+def map_object(node: Node, template: Template, helpers: Helpers, values: Values) -> tuple[Place, dict[FieldPath, Place]]:
+    """The anchor of a rendered object (its document's first line) and the places of its fields.
+
+    `helpers` finds a helper's skeleton by name (`include "web.labels"`); `values` says where
+    the value set writes a values path.
+    """
+    document = _document(node, template.documents)
+    if document is None:
+        return (template.file, 1, 1), {}
+    anchor = (template.file, document.line, document.column)
+    mapper = _Mapper(helpers, values)
+    mapper.positions[()] = anchor
+    mapper.container(node, document.root, (), 0)
+    return anchor, mapper.positions
+
+
+def _document(node: Node, documents: list[Document]) -> Document | None:
+    """The document of the template that most likely wrote `node` (a template may hold several)."""
+    best: Document | None = None
+    best_score = -1
+    for document in documents:
+        score = _fit(node, document.root, 0)
+        if score > best_score:
+            best, best_score = document, score
+    if best is None:
+        best = next((d for d in documents if d.root.kind != "seq"), None)
+    return best
+
+
+def _multiplicity(member: Entry | Splice, container: Container) -> int:
+    """How often a member is written within one instance of its container: once, maybe, or any number."""
+    outer = container.blocks
+    inner = member.blocks[len(outer):] if member.blocks[:len(outer)] == outer else member.blocks
+    if any(block.kind == "range" for block in inner):
+        return MANY
+    return OPTIONAL if inner else ONCE
+
+
+def _fit(node: Node, container: Container, depth: int) -> int:
+    """How well the container's literal keys and values explain `node`; -1 when it cannot have written it."""
+    if isinstance(node, SequenceNode):
+        return -1 if container.kind == "map" else 0
+    if not isinstance(node, MappingNode) or container.kind == "seq":
+        return -1
+    if depth >= _FIT_DEPTH:
+        return 0
+    keys = {k.value: v for k, v in node.value if isinstance(k, ScalarNode)}
+    spliced = any(isinstance(m, Splice) or m.dynamic for m in container.members)
+    written: dict[str, list[Entry]] = {}
+    for member in container.members:
+        if isinstance(member, Entry) and member.key is not None:
+            written.setdefault(member.key, []).append(member)
+    score = 0
+    for key, entries in written.items():
+        value = keys.get(key)
+        if value is None:
+            if any(_multiplicity(e, container) == ONCE for e in entries):
+                return -1
+            continue
+        best = max(_fit_value(e, value, depth + 1) for e in entries)
+        if best < 0 and not spliced:
+            return -1
+        score += 1 + max(best, 0)
+    return score
+
+
+def _fit_value(entry: Entry, node: Node, depth: int) -> int:
+    if entry.literal is not None:
+        return 2 if isinstance(node, ScalarNode) and node.value == entry.literal else -1
+    if isinstance(entry.value, Container):
+        return _fit(node, entry.value, depth)
+    return 0
+
+
+def _choose(candidates: list[Entry], node: Node) -> Entry | None:
+    """Which of the entries writing one key wrote this value (if/else branches); None if unclear."""
+    if len(candidates) == 1:
+        only = candidates[0]
+        mismatch = only.literal is not None and not (isinstance(node, ScalarNode) and node.value == only.literal)
+        return None if mismatch else only
+    scored = [(_fit_value(e, node, 1), e) for e in candidates]
+    best = max(score for score, _ in scored)
+    top = [e for score, e in scored if score == best]
+    return top[0] if best >= 0 and len(top) == 1 else None
+
+
+class _Mapper:
+    def __init__(self, helpers: Helpers, values: Values) -> None:
+        self.helpers = helpers
+        self.values = values
+        self.positions: dict[FieldPath, Place] = {}
+
+    def container(self, node: Node, container: Container, path: FieldPath, depth: int) -> None:
+        if depth > _MAX_DEPTH:
+            return
+        if isinstance(node, MappingNode) and container.kind != "seq":
+            for key_node, value in node.value:
+                if isinstance(key_node, ScalarNode):
+                    self.key(container, key_node.value, value, (*path, key_node.value), depth)
+        elif isinstance(node, SequenceNode) and container.kind != "map":
+            self.sequence(list(enumerate(node.value)), container, path, depth)
+
+    def key(self, container: Container, key: str, value: Node, path: FieldPath, depth: int) -> bool:
+        """Place one key of a rendered mapping written by `container` (literally, spliced, or by an action)."""
+        candidates = [m for m in container.members if isinstance(m, Entry) and m.key == key]
+        if candidates:
+            chosen = _choose(candidates, value)
+            if chosen is not None:
+                self.positions[path] = (container.file, chosen.line, chosen.column)
+                self.value(chosen, value, container.file, path, depth)
+                return True
+            if len(candidates) > 1:
+                return False
+        for member in container.members:
+            if isinstance(member, Splice) and self.spliced_key(member, key, value, path, depth):
+                return True
+        dynamic = [m for m in container.members if isinstance(m, Entry) and m.dynamic]
+        if len(dynamic) == 1:
+            self.positions[path] = (container.file, dynamic[0].line, dynamic[0].column)
+            self.value(dynamic[0], value, container.file, path, depth)
+            return True
+        return False
+
+    def spliced_key(self, splice: Splice, key: str, value: Node, path: FieldPath, depth: int) -> bool:
+        target = self.resolve(splice)
+        if isinstance(target, Container):
+            return target.kind != "seq" and depth < _MAX_DEPTH and self.key(target, key, value, path, depth + 1)
+        if target is not None:
+            return self.from_values(value, (*target.path, key), path, target.templated)
+        return False
+
+    def value(self, entry: Entry, node: Node, file: str, path: FieldPath, depth: int) -> None:
+        if entry.flow or entry.templated and getattr(node, "flow_style", False):  # all of it on the entry's line
+            self.everything_below(node, path, (file, entry.line, entry.column))
+        elif isinstance(entry.value, Container):
+            self.container(node, entry.value, path, depth + 1)
+        elif isinstance(entry.value, Splice):
+            target = self.resolve(entry.value)
+            if isinstance(target, Container):
+                self.container(node, target, path, depth + 1)
+            elif target is not None:
+                self.values_below(node, target.path, path, target.templated)
+
+    def sequence(self, items: list[tuple[int, Node]], container: Container, path: FieldPath, depth: int) -> None:
+        """Match rendered items to the items the template writes, in order; the rest to its splices.
+
+        An item inside `range` stands for as many items as the values it ranges over hold
+        (when that is known), one inside `if`/`with` for zero or one. Where two members could
+        have written an item and the order does not decide, the item is left unplaced.
+        """
+        members = container.members
+        start = 0
+        used: dict[int, int] = {}
+        spliced: dict[int, list[tuple[int, Node]]] = {}
+        for index, item in items:
+            scored: list[tuple[int, int, bool]] = []  # (score, member, certain when first)
+            splice_at = -1
+            for at in range(start, len(members)):
+                member = members[at]
+                if isinstance(member, Splice):
+                    splice_at = at if splice_at < 0 else splice_at
+                    continue
+                if member.key is not None:
+                    continue
+                how = _multiplicity(member, container)
+                limit = 1 if how != MANY else self.count(member, container)
+                if limit is not None and used.get(at, 0) >= limit:
+                    continue
+                score = _fit_value(member, item, 1)
+                if score >= 0:
+                    scored.append((score, at, how == ONCE or limit is not None and how == MANY))
+                if how == ONCE:
+                    break
+            if scored:
+                best = max(score for score, _, _ in scored)
+                tops = [(at, certain) for score, at, certain in scored if score == best]
+                at, certain = tops[0]
+                chosen = members[at]
+                assert isinstance(chosen, Entry)
+                used[at] = used.get(at, 0) + 1
+                start = at if _multiplicity(chosen, container) == MANY else at + 1
+                if len(tops) == 1 or certain:
+                    self.positions[(*path, index)] = (container.file, chosen.line, chosen.column)
+                    self.value(chosen, item, container.file, (*path, index), depth)
+            elif splice_at >= 0:
+                spliced.setdefault(splice_at, []).append((index, item))
+                start = splice_at
+        for at, produced in spliced.items():
+            splice = members[at]
+            assert isinstance(splice, Splice)
+            target = self.resolve(splice)
+            if isinstance(target, Container) and target.kind != "map" and depth < _MAX_DEPTH:
+                self.sequence(produced, target, path, depth + 1)
+            elif target is not None and not isinstance(target, Container):
+                for offset, (index, item) in enumerate(produced):
+                    self.from_values(item, (*target.path, offset), (*path, index), target.templated)
+
+    def count(self, member: Entry, container: Container) -> int | None:
+        """How many items a member inside one `range` over values writes; None when not known."""
+        outer = container.blocks
+        inner = member.blocks[len(outer):] if member.blocks[:len(outer)] == outer else member.blocks
+        if len(inner) != 1 or inner[0].kind != "range":
+            return None
+        subject = re.sub(r"^\$\w*(?:\s*,\s*\$\w*)?\s*:=\s*", "", inner[0].expr)
+        values_path = _values_path(subject, member.blocks[:-1], {})
+        return None if values_path is None else self.values.size(values_path)
+
+    def everything_below(self, node: Node, path: FieldPath, place: Place) -> None:
+        if isinstance(node, MappingNode):
+            for key_node, value in node.value:
+                if isinstance(key_node, ScalarNode):
+                    self.positions[(*path, key_node.value)] = place
+                    self.everything_below(value, (*path, key_node.value), place)
+        elif isinstance(node, SequenceNode):
+            for index, item in enumerate(node.value):
+                self.positions[(*path, index)] = place
+                self.everything_below(item, (*path, index), place)
+
+    def from_values(self, node: Node, values_path: FieldPath, path: FieldPath, templated: bool = False) -> bool:
+        """Place a field spliced from the values on the values line that sets it (if it says the same)."""
+        found = self.values.find(values_path)
+        if found is None:
+            return False
+        place, written = found
+        if isinstance(node, ScalarNode) != isinstance(written, ScalarNode):
+            return False
+        if isinstance(node, ScalarNode) and node.value != written.value and not templated:
+            return False
+        self.positions[path] = place
+        self.values_below(node, values_path, path, templated)
+        return True
+
+    def values_below(self, node: Node, values_path: FieldPath, path: FieldPath, templated: bool = False) -> None:
+        if isinstance(node, MappingNode):
+            for key_node, value in node.value:
+                if isinstance(key_node, ScalarNode):
+                    self.from_values(value, (*values_path, key_node.value), (*path, key_node.value), templated)
+        elif isinstance(node, SequenceNode):
+            for index, item in enumerate(node.value):
+                self.from_values(item, (*values_path, index), (*path, index), templated)
+
+    def resolve(self, splice: Splice) -> Container | _FromValues | None:
+        """What a splice outputs: a helper's skeleton, values (`toYaml`, `tpl (toYaml ...)`), or unknown."""
+        commands = _pipeline(splice.expr)
+        head = commands[0].split() if commands else []
+        if len(head) > 1 and head[0] in ("include", "template") and head[1].startswith('"'):
+            return self.helpers(head[1].strip('"'))
+        templated = head[:1] == ["tpl"]
+        if templated:
+            commands = _pipeline(_group(commands[0][3:]))
+        values_path = _to_yaml(commands, splice.blocks, splice.variables)
+        return None if values_path is None else _FromValues(values_path, templated)
+
+
+class _FromValues(NamedTuple):
+    """A splice of values (`toYaml .Values.x`): their path, and whether `tpl` rewrote their strings."""
+
+    path: FieldPath
+    templated: bool
+
+
+def _to_yaml(commands: list[str], blocks: tuple[_Block, ...], variables: Variables) -> FieldPath | None:
+    """The values path a pipeline converts with `toYaml` (`toYaml .Values.x`, `.Values.x | toYaml`)."""
+    for index, command in enumerate(commands):
+        words = command.split(None, 1)
+        if words and words[0] == "toYaml":
+            argument = words[1] if len(words) > 1 else (commands[index - 1] if index else "")
+            return _values_path(argument, blocks, variables)
+    return None
+
+
+def _group(text: str) -> str:
+    """The inside of the parenthesised group `text` starts with (`(toYaml .Values.x) .` -> `toYaml .Values.x`)."""
+    text = text.strip()
+    if not text.startswith("("):
+        return ""
+    depth = 0
+    for at, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0:
+            return text[1:at]
+    return ""
+
+
+def _pipeline(expr: str) -> list[str]:
+    """`toYaml .Values.x | nindent 4` -> its commands, split on `|` outside strings and parentheses."""
+    commands: list[str] = []
+    depth = 0
+    quote = ""
+    current: list[str] = []
+    for char in expr:
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "\"`":
+            quote = char
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            commands.append("".join(current).strip())
+            current = []
+            continue
+        current.append(char)
+    commands.append("".join(current).strip())
+    return commands
+
+
+def _values_path(argument: str, blocks: tuple[_Block, ...], variables: Variables, depth: int = 0) -> FieldPath | None:
+    """The values path an expression names: `.Values.a.b`, `.`/`.b` inside `with .Values.a`,
+    `$v.b` after `$v := .Values.a`."""
+    argument = argument.strip()
+    while argument.startswith("(") and argument.endswith(")"):
+        argument = argument[1:-1].strip()
+    direct = _VALUES_REF.fullmatch(argument)
+    if direct:
+        return tuple(part for part in direct.group(1).split(".") if part)
+    variable = re.fullmatch(r"(\$\w+)((?:\.[A-Za-z_][\w-]*)*)", argument)
+    if variable:
+        if variable.group(1) not in variables or depth > 8:
+            return None
+        expr, where = variables[variable.group(1)]
+        base = _values_path(expr, where, variables, depth + 1)
+        return None if base is None else (*base, *(part for part in variable.group(2).split(".") if part))
+    relative = _DOT_REF.fullmatch(argument)
+    if argument == "." or relative and relative.group(1).split(".")[0] not in _ROOT_OBJECTS:
+        below = tuple(relative.group(1).split(".")) if relative else ()
+        for at in range(len(blocks) - 1, -1, -1):
+            block = blocks[at]
+            if block.kind == "range":
+                return None
+            if block.kind == "with":
+                subject = re.sub(r"^\$\w*\s*:=\s*", "", block.expr)
+                base = _values_path(subject, blocks[:at], variables, depth + 1)
+                return None if base is None else (*base, *below)
+        return None
+    named = {m.group(1) for m in _VALUES_REF.finditer(argument) if m.group(1)}
+    if len(named) == 1:
+        return tuple(part for part in named.pop().split(".") if part)
+    return None

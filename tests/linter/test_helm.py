@@ -1,0 +1,459 @@
+"""linter/helm.py: charts found, rendered with Helm's engine (offline, confined), fields put on their lines.
+
+The charts in tests/fixtures/helm mark the line a finding on a field belongs on with a comment:
+
+    replicas: {{ .Values.replicaCount }}  # expect: Deployment spec.replicas
+    cpu: 2  # expect[ha]: Deployment/release-name-web spec.template.spec.containers[0].resources.limits.cpu
+
+`expect[SETS]` limits a marker to value sets (`default` is values.yaml alone, `ha` is
+ci/ha-values.yaml); the object is `Kind`, `Kind/name` or `*`. A marker in a template file
+(not a helper) holds for the objects of that template; one in a values file holds while no
+later file of the set marks the same field. `test_exact_line_rate` measures how often the line
+given is the marked one (`python -m tests.linter.test_helm` prints the misses).
+"""
+
+from __future__ import annotations
+
+import io
+import marshal
+import os
+import re
+import tarfile
+import time
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+import yaml
+
+from fieldwarden.linter import helm
+from fieldwarden.linter.rendered import Render, RenderedObject, locate
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "helm"
+CHARTS = ("web", "platform", "legacy")
+MARKER = re.compile(r"#\s*expect(?:\[([\w,-]+)\])?:\s*(\S+)\s+(\S+)\s*$")
+PATH_PART = re.compile(r'\.?([^.\[\]"]+)|\[(\d+)\]|\["([^"]+)"\]')
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+def files_below(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def parse_path(text: str) -> tuple[str | int, ...]:
+    parts: list[str | int] = []
+    at = 0
+    while at < len(text):
+        match = PATH_PART.match(text, at)
+        assert match, f"bad path {text!r} at {at}"
+        plain, index, quoted = match.groups()
+        parts.append(int(index) if index is not None else (quoted if quoted is not None else plain))
+        at = match.end()
+    return tuple(parts)
+
+
+def lookup(data: Any, path: tuple[str | int, ...]) -> bool:
+    for part in path:
+        if isinstance(part, int) and isinstance(data, list) and part < len(data):
+            data = data[part]
+        elif isinstance(part, str) and isinstance(data, dict) and part in data:
+            data = data[part]
+        else:
+            return False
+    return True
+
+
+def set_name(values: tuple[str, ...]) -> str:
+    return ",".join(Path(v).name.removesuffix("-values.yaml") for v in values) or "default"
+
+
+def chart_of(render: Render, kind: str, name: str | None = None) -> list[tuple[RenderedObject, dict[str, Any]]]:
+    found = []
+    for obj in render.objects:
+        data = yaml.safe_load(obj.text)
+        if data.get("kind") == kind and (name is None or data["metadata"]["name"] == name):
+            found.append((obj, data))
+    return found
+
+
+def one(render: Render, kind: str, name: str | None = None) -> tuple[RenderedObject, dict[str, Any]]:
+    found = chart_of(render, kind, name)
+    assert len(found) == 1, [o.anchor for o, _ in found]
+    return found[0]
+
+
+def messages(render: Render) -> str:
+    return "\n".join(f"{p.file}:{p.line}:{p.column}: {p.message}" for p in render.problems)
+
+
+# -- measuring the lines ----------------------------------------------------------------------
+
+class Marker(NamedTuple):
+    file: str
+    line: int
+    sets: frozenset[str] | None
+    selector: str
+    path: tuple[str | int, ...]
+
+
+class Sample(NamedTuple):
+    marker: Marker
+    value_set: str
+    obj: str
+    got: tuple[str, int, int]
+    exact: bool
+
+    @property
+    def hit(self) -> bool:
+        return self.exact and self.got[:2] == (self.marker.file, self.marker.line)
+
+
+def markers(chart: str) -> list[Marker]:
+    found = []
+    for name in files_below(FIXTURES / chart):
+        if not name.endswith((".yaml", ".tpl")):
+            continue
+        for number, line in enumerate((FIXTURES / chart / name).read_text(encoding="utf-8").splitlines(), 1):
+            match = MARKER.search(line)
+            if match:
+                sets = frozenset(match.group(1).split(",")) if match.group(1) else None
+                found.append(Marker(f"{chart}/{name}", number, sets, match.group(2), parse_path(match.group(3))))
+    return found
+
+
+def is_values(file: str) -> bool:
+    return file.endswith("values.yaml")
+
+
+def is_template(file: str) -> bool:
+    return "/templates/" in file and not Path(file).name.startswith("_")
+
+
+def selected(selector: str, data: dict[str, Any]) -> bool:
+    kind, _, name = selector.partition("/")
+    return (kind == "*" or data.get("kind") == kind) and (not name or data.get("metadata", {}).get("name") == name)
+
+
+def measure() -> tuple[list[Sample], list[Marker]]:
+    """Every marked field of every render of the fixture charts, where fieldwarden puts it."""
+    samples: list[Sample] = []
+    unused: list[Marker] = []
+    sets_of = helm.find_charts(FIXTURES, files_below(FIXTURES))
+    for chart in CHARTS:
+        chart_markers = markers(chart)
+        used: set[Marker] = set()
+        for values in sets_of[chart]:
+            name = set_name(values)
+            render = helm.render_chart(FIXTURES, chart, list(values))
+            assert not render.problems, messages(render)
+            applicable = [m for m in chart_markers if m.sets is None or name in m.sets]
+            applicable = [m for m in applicable if not is_values(m.file) or m.file in values or m.file.endswith("/values.yaml")]
+            # in values files, the last file of the set that marks a field wins
+            rank = {f: i for i, f in enumerate(values)}
+            best: dict[tuple[str, tuple[str | int, ...]], Marker] = {}
+            for m in applicable:
+                if is_values(m.file):
+                    key = (m.selector, m.path)
+                    if key not in best or rank.get(m.file, -1) > rank.get(best[key].file, -1):
+                        best[key] = m
+            applicable = [m for m in applicable if not is_values(m.file) or best[(m.selector, m.path)] is m]
+            for obj in render.objects:
+                data = yaml.safe_load(obj.text)
+                for m in applicable:
+                    if not selected(m.selector, data) or not lookup(data, m.path):
+                        continue
+                    if is_template(m.file) and obj.anchor[0] != m.file:
+                        continue
+                    used.add(m)
+                    place, exact = locate(obj, m.path)
+                    samples.append(Sample(m, name, f"{data['kind']}/{data['metadata']['name']}", place, exact))
+        unused.extend(m for m in chart_markers if m not in used)
+    return samples, unused
+
+
+def report(samples: list[Sample]) -> str:
+    hits = sum(s.hit for s in samples)
+    lines = [f"exact line: {hits}/{len(samples)} = {hits / len(samples):.1%}"]
+    for s in samples:
+        if not s.hit:
+            how = "exact" if s.exact else "approximate"
+            lines.append(f"  {s.value_set}: {s.obj} {s.marker.path} expected {s.marker.file}:{s.marker.line}, "
+                         f"got {s.got[0]}:{s.got[1]} ({how})")
+    return "\n".join(lines)
+
+
+def test_exact_line_rate() -> None:
+    samples, unused = measure()
+    assert not unused, f"markers that match no rendered field: {unused}"
+    wrong = [s for s in samples if s.exact and not s.hit]
+    assert not wrong, "placed exactly, but on the wrong line:\n" + report(wrong)
+    hits = sum(s.hit for s in samples)
+    assert len(samples) >= 100
+    assert hits / len(samples) >= 0.95, report(samples)
+
+
+# -- discovery --------------------------------------------------------------------------------
+
+def test_charts_and_their_value_sets() -> None:
+    found = helm.find_charts(FIXTURES, files_below(FIXTURES))
+    assert found == {
+        "web": [(), ("web/ci/ha-values.yaml",), ("web/ci/recreate-values.yaml",)],
+        "platform": [(), ("platform/ci/small-values.yaml",)],
+        "legacy": [()],
+    }  # platform/charts/cache is a subchart, platform/charts/common a library
+
+
+def test_extra_values_files_add_sets_to_every_chart(tmp_path: Path) -> None:
+    write(tmp_path, {"Chart.yaml": "apiVersion: v2\nname: top\nversion: 1.0.0\n",
+                     "deploy/app/Chart.yaml": "apiVersion: v2\nname: app\nversion: 1.0.0\n",
+                     "deploy/app/ci/lint-values.yaml": "a: 1\n",
+                     "deploy/app/ci/notes.yaml": "not a values set\n",
+                     "deploy/lib/Chart.yaml": "apiVersion: v2\nname: lib\nversion: 1.0.0\ntype: library\n",
+                     "deploy/broken/Chart.yaml": ": [\n"})
+    found = helm.find_charts(tmp_path, files_below(tmp_path), ["env/prod.yaml"])
+    assert found == {
+        ".": [(), ("env/prod.yaml",)],
+        "deploy/app": [(), ("deploy/app/ci/lint-values.yaml",), ("env/prod.yaml",)],
+        "deploy/broken": [(), ("env/prod.yaml",)],  # rendering it will say what is wrong
+    }
+
+
+def test_a_charts_folder_that_is_no_subchart_folder(tmp_path: Path) -> None:
+    write(tmp_path, {"charts/a/Chart.yaml": "apiVersion: v2\nname: a\nversion: 1.0.0\n",
+                     "charts/a/charts/b/Chart.yaml": "apiVersion: v2\nname: b\nversion: 1.0.0\n"})
+    assert helm.find_charts(tmp_path, files_below(tmp_path)) == {"charts/a": [()]}
+
+
+# -- rendering --------------------------------------------------------------------------------
+
+def test_objects_inputs_and_anchors() -> None:
+    render = helm.render_chart(FIXTURES, "platform", [])
+    assert not render.problems, messages(render)
+    kinds = sorted(yaml.safe_load(o.text)["kind"] for o in render.objects)
+    assert kinds == ["ConfigMap", "ConfigMap", "CronJob", "Deployment", "Deployment", "NetworkPolicy",
+                     "Service", "StatefulSet", "StatefulSet"]
+    for name in ("platform/Chart.yaml", "platform/values.yaml", "platform/templates/_helpers.tpl",
+                 "platform/templates/worker.yaml", "platform/files/app.properties", "platform/ci/small-values.yaml",
+                 "platform/charts/cache/values.yaml", "platform/charts/cache/templates/statefulset.yaml",
+                 "platform/charts/common/templates/_labels.tpl"):
+        assert name in render.inputs
+    # a template's documents: each object anchored at the first line of its own
+    assert one(render, "ConfigMap", "release-name-config")[0].anchor == ("platform/templates/configmaps.yaml", 1, 1)
+    assert one(render, "ConfigMap", "release-name-feature-flags")[0].anchor == ("platform/templates/configmaps.yaml", 16, 1)
+    # documents a `range` writes: every one anchored on the document inside the range
+    consumers = chart_of(render, "Deployment")
+    assert [o.anchor for o, _ in consumers] == [("platform/templates/consumers.yaml", 3, 1)] * 2
+    # a subchart's objects map into its own files
+    cache, _ = one(render, "StatefulSet", "release-name-cache")
+    assert cache.anchor == ("platform/charts/cache/templates/statefulset.yaml", 1, 1)
+    assert locate(cache, ("spec", "serviceName")) == (("platform/charts/cache/templates/statefulset.yaml", 6, 3), True)
+
+
+def test_values_files_apply_in_order_and_are_inputs(tmp_path: Path) -> None:
+    write(tmp_path, {"chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+                     "chart/values.yaml": "a: 1\nb: {p: 1, q: 1}\n",
+                     "chart/templates/cm.yaml": "kind: ConfigMap\ndata:\n  a: {{ .Values.a | quote }}\n  b: {{ toJson .Values.b | quote }}\n",
+                     "one.yaml": "a: 2\nb: {p: 2}\n", "two.yaml": "b: {q: 3}\n"})
+    render = helm.render_chart(tmp_path, "chart", ["one.yaml", "two.yaml"], "team-a")
+    assert not render.problems, messages(render)
+    assert yaml.safe_load(render.objects[0].text)["data"] == {"a": "2", "b": '{"p":2,"q":3}'}
+    assert render.inputs == ["chart/Chart.yaml", "chart/templates/cm.yaml", "chart/values.yaml", "one.yaml", "two.yaml"]
+
+
+def test_render_is_plain_data_for_the_cache() -> None:
+    render = helm.render_chart(FIXTURES, "web", [])
+    plain = ([(o.text, o.positions, o.anchor) for o in render.objects], render.inputs, [tuple(p) for p in render.problems])
+    assert marshal.loads(marshal.dumps(plain)) == plain
+
+
+def test_render_time() -> None:
+    start = time.perf_counter()
+    helm.render_chart(FIXTURES, "web", ["web/ci/ha-values.yaml"])
+    assert time.perf_counter() - start < 5  # about 0.3 s: the child process's start is most of it
+
+
+# -- problems, never tracebacks ---------------------------------------------------------------
+
+CHART = "apiVersion: v2\nname: demo\nversion: 1.0.0\n"
+
+
+def render_with(tmp_path: Path, files: dict[str, str], values: list[str] | None = None, **options: Any) -> Render:
+    """The chart `demo` of a new project in tmp_path, rendered."""
+    root = tmp_path / f"project{len(list(tmp_path.glob('project*')))}"
+    if (tmp_path / "demo").is_dir():  # files the test put there itself
+        (tmp_path / "demo").rename(root / "demo") if root.mkdir() is None else None
+    write(root, {"demo/Chart.yaml": CHART, **files})
+    return helm.render_chart(root, "demo", values or [], **options)
+
+
+def places(render: Render) -> list[tuple[str, int, int]]:
+    return [(p.file, p.line, p.column) for p in render.problems]
+
+
+def test_template_errors_on_their_lines(tmp_path: Path) -> None:
+    render = render_with(tmp_path, {"demo/templates/cm.yaml": "kind: ConfigMap\ndata:\n  a: {{ .Values.nope.deep }}\n"})
+    assert places(render) == [("demo/templates/cm.yaml", 3, 15)] and "nil pointer" in render.problems[0].message
+    render = render_with(tmp_path, {"demo/templates/cm.yaml": "kind: ConfigMap\n{{ if }}\n"})
+    assert places(render) == [("demo/templates/cm.yaml", 2, 1)] and "missing value for if" in render.problems[0].message
+    render = render_with(tmp_path, {"demo/templates/cm.yaml": 'kind: ConfigMap\nx: {{ required "x is required" .Values.x }}\n'})
+    assert places(render) == [("demo/templates/cm.yaml", 2, 6)] and "x is required" in render.problems[0].message
+
+
+def test_an_error_inside_a_helper_is_placed_in_the_helper(tmp_path: Path) -> None:
+    render = render_with(tmp_path, {
+        "demo/templates/_helpers.tpl": '{{- define "demo.name" -}}\n{{ .Values.name.first }}\n{{- end }}\n',
+        "demo/templates/cm.yaml": 'kind: ConfigMap\nmetadata:\n  name: {{ include "demo.name" . }}\n'})
+    assert places(render) == [("demo/templates/_helpers.tpl", 2, 10)]
+
+
+def test_bad_charts_and_values(tmp_path: Path) -> None:
+    assert places(helm.render_chart(tmp_path, "nowhere", [])) == [("nowhere/Chart.yaml", 1, 1)]
+    render = render_with(tmp_path, {"demo/Chart.yaml": "apiVersion: v2\nname: [demo\n"})
+    assert places(render)[0][:2] == ("demo/Chart.yaml", 3) and "YAML" in render.problems[0].message
+    render = render_with(tmp_path, {"demo/Chart.yaml": "apiVersion: v2\nversion: 1.0.0\n"})
+    assert places(render) == [("demo/Chart.yaml", 1, 1)] and "name is required" in render.problems[0].message
+    render = render_with(tmp_path, {"demo/values.yaml": "a: 1\nb: [\n"})
+    assert places(render)[0][:2] == ("demo/values.yaml", 3)
+    render = render_with(tmp_path, {"extra.yaml": "- a list\n"}, ["extra.yaml"])
+    assert places(render) == [("extra.yaml", 1, 1)] and "mapping" in render.problems[0].message
+    render = render_with(tmp_path, {}, ["missing.yaml"])
+    assert places(render) == [("missing.yaml", 1, 1)] and "cannot read" in render.problems[0].message
+    render = render_with(tmp_path, {"demo/Chart.yaml": CHART + "type: library\n"})
+    assert not render.objects and "library" in render.problems[0].message
+    render = render_with(tmp_path, {"demo/values.schema.json": '{"properties": {"replicas": {"type": "integer"}}}',
+                                    "demo/values.yaml": "replicas: 1\n", "prod.yaml": "\n\nreplicas: many\n"}, ["prod.yaml"])
+    assert places(render) == [("prod.yaml", 3, 1)] and "schema" in render.problems[0].message
+
+
+def test_template_that_renders_broken_yaml(tmp_path: Path) -> None:
+    render = render_with(tmp_path, {"demo/templates/cm.yaml": "kind: ConfigMap\ndata: {{ .Values.x }}\n  b: 1\n",
+                                    "demo/values.yaml": "x: a\n"})
+    assert places(render) == [("demo/templates/cm.yaml", 1, 1)] and "invalid YAML" in render.problems[0].message
+
+
+def test_missing_dependencies_are_said_and_the_rest_renders(tmp_path: Path) -> None:
+    chart = CHART + "dependencies:\n  - name: postgresql\n    version: 15.x.x\n    repository: oci://registry-1.docker.io/bitnamicharts\n"
+    render = render_with(tmp_path, {"demo/Chart.yaml": chart, "demo/templates/cm.yaml": "kind: ConfigMap\n"})
+    assert places(render) == [("demo/Chart.yaml", 5, 1)]
+    assert "postgresql" in render.problems[0].message and "helm dependency build" in render.problems[0].message
+    assert len(render.objects) == 1
+
+
+def archive(files: dict[str, str], extra: list[tarfile.TarInfo] = ()) -> bytes:  # type: ignore[assignment]
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        for info in extra:
+            tar.addfile(info)
+    return buffer.getvalue()
+
+
+def test_archived_subcharts_render_and_point_at_their_dependency(tmp_path: Path) -> None:
+    link = tarfile.TarInfo("redis/templates/evil.yaml")
+    link.type = tarfile.SYMTYPE
+    link.linkname = "/etc/hostname"
+    escape = {"../../escaped.yaml": "kind: Secret\n"}
+    data = archive({"redis/Chart.yaml": "apiVersion: v2\nname: redis\nversion: 17.0.0\n",
+                    "redis/templates/svc.yaml": "kind: Service\nmetadata:\n  name: {{ .Release.Name }}-redis\n", **escape}, [link])
+    (tmp_path / "demo/charts").mkdir(parents=True)
+    (tmp_path / "demo/charts/redis-17.0.0.tgz").write_bytes(data)
+    render = render_with(tmp_path, {"demo/Chart.yaml": CHART + "dependencies:\n  - name: redis\n    version: 17.0.0\n"})
+    assert not render.problems, messages(render)
+    (obj, svc), = chart_of(render, "Service")
+    assert svc["metadata"]["name"] == "release-name-redis"
+    assert obj.anchor == ("demo/Chart.yaml", 5, 11) and locate(obj, ("metadata", "name")) == (obj.anchor, False)
+    assert "demo/charts/redis-17.0.0.tgz" in render.inputs
+    assert not (tmp_path / "escaped.yaml").exists()
+
+
+def test_the_extra_is_named_when_helm_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "helm_python" else real(name, *a))
+    render = render_with(tmp_path, {"demo/templates/cm.yaml": "kind: ConfigMap\n"})
+    assert places(render) == [("demo/Chart.yaml", 1, 1)] and "fieldwarden[render]" in render.problems[0].message
+
+
+# -- confinement ------------------------------------------------------------------------------
+
+def test_templates_cannot_reach_outside_the_chart(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET", encoding="utf-8")
+    (tmp_path / "demo/files").mkdir(parents=True)
+    os.symlink(secret, tmp_path / "demo/files/linked.txt")
+    os.symlink(tmp_path, tmp_path / "demo/files/project")
+    render = render_with(tmp_path, {
+        "demo/files/own.txt": "mine",
+        "demo/templates/cm.yaml": "\n".join([
+            "kind: ConfigMap",
+            "data:",
+            '  own: {{ .Files.Get "files/own.txt" | quote }}',
+            '  linked: {{ .Files.Get "files/linked.txt" | quote }}',
+            '  through: {{ .Files.Get "files/project/secret.txt" | quote }}',
+            '  up: {{ .Files.Get "../secret.txt" | quote }}',
+            '  absolute: {{ .Files.Get "' + secret.as_posix() + '" | quote }}',
+            '  glob: {{ .Files.Glob "../*" | len | quote }}',
+            '  dns: {{ getHostByName "localhost" | quote }}',
+            '  lookup: {{ lookup "v1" "Secret" "default" "x" | len | quote }}',
+            ""])})
+    assert sorted(places(render)) == [("demo/files/linked.txt", 1, 1), ("demo/files/project", 1, 1)]
+    assert "TOP-SECRET" not in repr(render)
+    data = yaml.safe_load(render.objects[0].text)["data"]
+    assert data == {"own": "mine", "linked": "", "through": "", "up": "", "absolute": "", "glob": "0", "dns": "", "lookup": "0"}
+    for function in ("env", "expandenv"):
+        render = render_with(tmp_path, {"demo/templates/cm.yaml": f'kind: ConfigMap\nx: {{{{ {function} "HOME" }}}}\n'})
+        assert f'function "{function}" not defined' in render.problems[-1].message
+
+
+def test_schema_references_are_not_fetched(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"type": "string"}', encoding="utf-8")
+    schema = '{"properties": {"replicas": {"$ref": "' + secret.as_uri() + '"}}}'
+    render = render_with(tmp_path, {"demo/values.schema.json": schema, "demo/values.yaml": "replicas: 1\n",
+                                    "demo/templates/cm.yaml": "kind: ConfigMap\n"})
+    # Helm would load the file (and a string schema would reject 1); the copy it renders has no schema
+    assert places(render) == [("demo/values.schema.json", 1, 1)] and secret.as_uri() in render.problems[0].message
+    assert len(render.objects) == 1
+
+
+def test_the_child_runs_isolated_from_the_project(tmp_path: Path) -> None:
+    """A chart (or repository) holding `helm_python.py` or `fieldwarden/` cannot plant code in the render."""
+    planted = tmp_path / "planted"
+    render = render_with(tmp_path, {"demo/helm_python.py": f"open({str(planted)!r}, 'w')\n",
+                                    "helm_python.py": f"open({str(planted)!r}, 'w')\n",
+                                    "demo/templates/cm.yaml": "kind: ConfigMap\n"})
+    assert not render.problems and not planted.exists()
+
+
+def test_time_and_memory_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    loop = "{{ range until 100000000 }}{{ range until 100000000 }}{{ end }}{{ end }}"
+    start = time.perf_counter()
+    render = render_with(tmp_path, {"demo/templates/cm.yaml": loop}, timeout=2)
+    assert time.perf_counter() - start < 10
+    assert places(render) == [("demo/Chart.yaml", 1, 1)] and "longer than 2 s" in render.problems[0].message
+    monkeypatch.setattr(helm, "MEMORY", 400 << 20)
+    growing = "{{ $s := list }}{{ range until 100000000 }}{{ $s = append $s (randAlphaNum 64) }}{{ end }}"
+    render = render_with(tmp_path, {"demo/templates/cm.yaml": growing})
+    assert "memory" in render.problems[0].message, messages(render)
+    monkeypatch.setattr(helm, "MAX_OUTPUT", 1 << 20)
+    render = render_with(tmp_path, {"demo/templates/cm.yaml": "{{ range until 200000 }}a: 123456789\n{{ end }}"})
+    assert "more than 1 MiB" in render.problems[0].message
+
+
+if __name__ == "__main__":
+    found, _ = measure()
+    print(report(found))
