@@ -69,7 +69,7 @@ def test_explain_prints_the_rule_page_and_refuses_unknown() -> None:
     out = io.StringIO()
     with redirect_stdout(out):
         assert main(["explain", "strategy-type-missing"]) == 0
-    assert out.getvalue().startswith("FW201 strategy-type-missing (warning)\n=====")
+    assert out.getvalue().startswith("FW201 strategy-type-missing (info)\n=====")
     assert main(["explain", "FW999"]) == 2
 
 

@@ -56,7 +56,7 @@ def test_quiet_prints_only_the_findings(tmp_path: Path, monkeypatch: pytest.Monk
     path = write(tmp_path, "web.yaml", BROKEN)
     code, out, err = run(["--quiet", "--format", "concise", "--select", "FW201,FW306", str(path)], monkeypatch)
     assert code == 1
-    assert [line.split(": ")[1] for line in out.splitlines()] == ["FW306 [*] error", "FW201 warning"]
+    assert [line.split(": ")[1] for line in out.splitlines()] == ["FW306 [*] error", "FW201 info"]
     assert all(line.startswith(f"{path}:") for line in out.splitlines())
     assert err == ""
 
@@ -75,7 +75,7 @@ def test_exit_zero_keeps_the_findings(tmp_path: Path, monkeypatch: pytest.Monkey
     path = write(tmp_path, "web.yaml", BROKEN)
     code, out, _ = run(["--exit-zero", "--select", "FW201", str(path)], monkeypatch)
     assert code == 0
-    assert out.startswith(f"{path}:6:1: FW201 warning: ")
+    assert out.startswith(f"{path}:6:1: FW201 info: ")
     # a usage error is still 2
     assert run(["--exit-zero", "--select", "FW999", str(path)], monkeypatch)[0] == 2
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from fieldwarden.cli import main
 from tests.helpers import lint, write
 
-# FW201 (strategy type missing, a warning) on line 5 (`spec:`); nothing else.
+# FW201 (strategy type missing, info by default) on line 5 (`spec:`); nothing else.
 NO_STRATEGY = """\
 apiVersion: apps/v1
 kind: Deployment
@@ -259,7 +259,7 @@ def test_show_settings(tmp_path: Path) -> None:
     assert any(line.startswith("  FW303 off warning autoscaler-target-missing") for line in lines)
     assert any(line.startswith("  FW307 on  warning managed-field-conflict field-managers=['kubectl']") for line in lines)
     code, out = show(["--show-settings", "top.yaml"], tmp_path)
-    assert "configuration: .fieldwarden.yaml" in out.splitlines() and "  FW201 on  warning strategy-type-missing" in out
+    assert "configuration: .fieldwarden.yaml" in out.splitlines() and "  FW201 on  info    strategy-type-missing" in out
     code, out = show(["--config", "sub/.fieldwarden.yaml", "--select", "FW1", "--show-settings", "top.yaml"], tmp_path)
     assert "configuration: sub/.fieldwarden.yaml" in out.splitlines() and "select: FW1" in out.splitlines()
     code, out = show(["--show-settings", "vendor/x.yaml"], tmp_path)
@@ -298,12 +298,13 @@ def test_in_a_git_repository_as_pre_commit_runs_it(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     write(tmp_path, "team-a/.fieldwarden.yaml", "ignore: [FW201]\nrules:\n  FW301: {severity: info}\nfail-on: error\n")
     write(tmp_path, "team-a/deploy.yaml", SCALED.format(name="web") + "---\n" + NO_STRATEGY.format(name="api"))
+    write(tmp_path, "team-b/.fieldwarden.yaml", "rules:\n  FW201: {severity: warning}\n")
     write(tmp_path, "team-b/deploy.yaml", NO_STRATEGY.format(name="b"))
     write(tmp_path, "shared/hpa.yaml", HPA.format(name="web"))  # context, under no configuration
     run = lint(["team-a/deploy.yaml", "team-b/deploy.yaml"], cwd=tmp_path)
     assert run.hits() == [("deploy.yaml", 5, 1, "FW201"), ("deploy.yaml", 6, 3, "FW301")]
     assert severities(run.findings) == {("team-a/deploy.yaml", "FW301"): "info", ("team-b/deploy.yaml", "FW201"): "warning"}
-    assert run.code == 1  # team-b's warning fails under the defaults; team-a's info would not
+    assert run.code == 1  # team-b's warning fails under the default fail-on; team-a's info would not
     alone = lint(["team-a/deploy.yaml"], cwd=tmp_path)
     assert (alone.code, alone.hits()) == (0, [("deploy.yaml", 6, 3, "FW301")])
 

@@ -42,15 +42,15 @@ def test_text_is_grep_style_without_colour_off_a_tty(tmp_path: Path, monkeypatch
     path = write(tmp_path, "web.yaml", BROKEN)
     code, out, _ = run([str(path)], monkeypatch)
     first = out.splitlines()[0]
-    assert code == 1
-    assert first.startswith(f"{path}:5:1: FW201 warning: Deployment/default/web: ")
+    assert code == 0  # FW201 is info: shown, not failing
+    assert first.startswith(f"{path}:5:1: FW201 info: Deployment/default/web: ")
     assert first.endswith("[strategy-type-missing]")
     assert out.splitlines()[1].startswith("  help: ")  # the hint, as ruff's `help:` line
     assert "\033[" not in out
-    assert out.splitlines()[-1] == "Found 1 finding (1 warning)."
+    assert out.splitlines()[-1] == "Found 1 finding (1 info)."
 
 
-@pytest.mark.parametrize(("code", "severity"), [("FW101", "error"), ("FW201", "warning")])
+@pytest.mark.parametrize(("code", "severity"), [("FW101", "error"), ("FW201", "info")])
 def test_text_names_the_severity_in_words(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: str, severity: str
 ) -> None:
@@ -91,7 +91,7 @@ def test_json_carries_every_field(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     [finding] = json.loads(out)
     assert finding == {
         "file": str(path), "line": 5, "column": 1, "code": "FW201", "name": "strategy-type-missing",
-        "severity": "warning", "object": "Deployment/default/web", "field": "spec.strategy.type",
+        "severity": "info", "object": "Deployment/default/web", "field": "spec.strategy.type",
         "message": finding["message"], "hint": finding["hint"], "suppressed": None,
         "fixable": False, "url": "https://github.com/fieldwarden/fieldwarden/blob/main/policies/rules/strategy_type_missing.py",
     }
@@ -118,7 +118,7 @@ def test_sarif_has_rules_and_real_regions(tmp_path: Path, monkeypatch: pytest.Mo
     assert log["version"] == "2.1.0"
     [result] = log["runs"][0]["results"]
     region = result["locations"][0]["physicalLocation"]["region"]
-    assert (result["ruleId"], result["level"], region["startLine"], region["startColumn"]) == ("FW201", "warning", 5, 1)
+    assert (result["ruleId"], result["level"], region["startLine"], region["startColumn"]) == ("FW201", "note", 5, 1)
     rules = log["runs"][0]["tool"]["driver"]["rules"]
     assert rules[result["ruleIndex"]]["id"] == "FW201"
     assert log["runs"][0]["columnKind"] == "unicodeCodePoints"
@@ -149,7 +149,7 @@ def test_github_annotations_escape_and_auto_detect(tmp_path: Path, monkeypatch: 
     path = write(tmp_path, "a,b:c.yaml", BROKEN)
     _, out, _ = run([str(path)], monkeypatch, env={"GITHUB_ACTIONS": "true"})
     line = out.strip()
-    assert line.startswith("::warning file=")
+    assert line.startswith("::notice file=")
     assert "a%2Cb%3Ac.yaml,line=5,col=1,title=FW201 strategy-type-missing::" in line
     assert line.endswith("%0Ahttps://github.com/fieldwarden/fieldwarden/blob/main/policies/rules/strategy_type_missing.py")
 
@@ -157,6 +157,6 @@ def test_github_annotations_escape_and_auto_detect(tmp_path: Path, monkeypatch: 
 def test_output_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = write(tmp_path, "web.yaml", BROKEN)
     report = tmp_path / "report.json"
-    code, out, _ = run(["--format", "json", "-o", str(report), str(path)], monkeypatch)
+    code, out, _ = run(["--format", "json", "-o", str(report), "--fail-on", "info", str(path)], monkeypatch)
     assert (code, out) == (1, "")
     assert json.loads(report.read_text())[0]["code"] == "FW201"

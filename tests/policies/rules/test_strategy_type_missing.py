@@ -23,8 +23,19 @@ spec:
 def test_deployment_without_strategy_points_at_spec(tmp_path: Path) -> None:
     path = write(tmp_path, "web.yaml", DEPLOYMENT)
     run = lint(["--select", "FW201", "--no-context", str(path)])
-    assert run.code == 1
     assert run.hits() == [("web.yaml", 5, 1, "FW201")]
+    [finding] = run.findings
+    assert (finding["severity"], finding["message"]) == ("info", "no explicit spec.strategy.type; the server defaults it")
+
+
+def test_information_never_fails_a_default_run(tmp_path: Path) -> None:
+    # The server's default strategy is stable: shown, but exit 0 unless asked for.
+    path = write(tmp_path, "web.yaml", DEPLOYMENT)
+    assert lint(["--select", "FW201", "--no-context", str(path)]).code == 0
+    assert lint(["--select", "FW201", "--no-context", "--fail-on", "info", str(path)]).code == 1
+    config = write(tmp_path, "fw.yaml", "rules:\n  FW201: {severity: warning}\n")
+    raised = lint(["--select", "FW201", "--no-context", "--config", str(config), str(path)])
+    assert (raised.code, raised.findings[0]["severity"]) == (1, "warning")
 
 
 def test_strategy_without_type_points_at_strategy(tmp_path: Path) -> None:
@@ -61,7 +72,7 @@ def test_daemonset_update_strategy_without_type_points_at_update_strategy(tmp_pa
     text = DAEMONSET.replace("spec:\n  selector", "spec:\n  updateStrategy:\n    rollingUpdate: {maxUnavailable: 2}\n  selector")
     path = write(tmp_path, "ds.yaml", text)
     run = lint(["--select", "FW201", "--no-context", str(path)])
-    assert (run.code, run.hits()) == (1, [("ds.yaml", 6, 3, "FW201")])
+    assert (run.code, run.hits()) == (0, [("ds.yaml", 6, 3, "FW201")])
 
 
 def test_daemonset_with_type_passes(tmp_path: Path) -> None:
