@@ -15,6 +15,11 @@ cleanly) for `stale_after` seconds, and while either waits for a relist after a 
 (changes were missed: a restarted API server answers every resumed watch so); what a
 request does then is the webhook's choice.
 
+`on_change(callback)` registers a callback run from the collections' threads after every
+step that may change what `ready()`, `stale()` or `describe()` say (a list, a 410, a watch
+opened or ended, a failed attempt, an autoscaler added or removed): the webhook writes its
+metrics from it, so that a worker no request reaches still reports what its inventory knows.
+
 Writes happen under a lock, and the index handed to readers is an AutoscalerIndex
 whose reads and writes are atomic (`_SynchronizedIndex`), so a request never sees an
 autoscaler half-replaced. A relist builds a new index and swaps it in.
@@ -25,7 +30,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from kubernetes import client
 
@@ -108,6 +113,7 @@ class ClusterInventory:
             return custom.list_cluster_custom_object("autoscaling.k8s.io", "v1", "verticalpodautoscalers", **kwargs)
 
         self._lock = threading.RLock()
+        self._listeners: list[Callable[[], None]] = []
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
         self._stores: dict[str, dict[tuple[str, str], dict[str, Any]]] = {"hpa": {}, "vpa": {}}
@@ -126,6 +132,7 @@ class ClusterInventory:
                 watch_timeout=self.watch_timeout,
                 absent_retry=crd_retry,
                 request_timeout=request_timeout,
+                on_change=self._changed,
             )
             for name in ("hpa", "vpa")
         }
@@ -159,6 +166,10 @@ class ClusterInventory:
             "relisting": sorted(name for name, r in self._reflectors.items() if r.relist_pending),
         }
 
+    def on_change(self, callback: Callable[[], None]) -> None:
+        with self._lock:
+            self._listeners.append(callback)
+
     def start(self) -> None:
         with self._lock:
             if self._threads or self._stopping.is_set():
@@ -179,6 +190,15 @@ class ClusterInventory:
             thread.join(max(0.0, deadline - time.monotonic()))
 
     # -- what the reflectors report ------------------------------------------------------
+
+    def _changed(self) -> None:
+        with self._lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            try:
+                listener()
+            except Exception:  # a listener's bug must not stop the collection's thread
+                log.exception("inventory: a change listener failed")
 
     def _age(self) -> float | None:
         seen = [r.last_activity for r in self._reflectors.values()]
@@ -209,6 +229,7 @@ class ClusterInventory:
             else:
                 store[key] = obj
                 self._index.put(obj)
+        self._changed()
 
     def _key(self, name: str, obj: Any) -> tuple[str, str] | None:
         """(namespace, name); fills in apiVersion and kind, which list items of built-in types lack."""

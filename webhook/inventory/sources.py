@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Protocol
+from typing import Any, Callable, Iterable, Iterator, Mapping, Protocol
 
 from ...policies.admission import AutoscalerIndex
 from ...policies.autoscalers import is_horizontal_autoscaler, is_vpa, scale_target, vpa_target
@@ -35,6 +35,10 @@ class Inventory(Protocol):
 
     def describe(self) -> dict[str, Any]:
         """`{"source": str, "size": int, "age_seconds": float | None}` for logs and metrics."""
+
+    def on_change(self, callback: Callable[[], None]) -> None:
+        """Call `callback` (from the inventory's own threads) whenever what ready(), stale()
+        or describe() say may have changed; an inventory that never changes never calls it."""
 
     def start(self) -> None:
         """Begin syncing (in the worker process, after the fork); idempotent."""
@@ -75,6 +79,9 @@ class StaticInventory:
 
     def describe(self) -> dict[str, Any]:
         return {"source": self._source, "size": len(self._index), "age_seconds": None}
+
+    def on_change(self, callback: Callable[[], None]) -> None:
+        pass  # it never changes
 
     def start(self) -> None:
         pass

@@ -20,7 +20,10 @@ A `Reflector` runs in a thread of its owner and calls back with what it learns:
   `refused_probe` seconds: a refused connect costs nobody anything), so a server that
   comes back is asked at once without asking a down one more often;
 - an `optional` collection (a CRD that may be absent) answering 404 is empty
-  (`on_replace([], None)`), and is asked again every `absent_retry` seconds.
+  (`on_replace([], None)`), and is asked again every `absent_retry` seconds;
+- `on_change()` is called after every step that may change what the owner reports about
+  the collection (`synced`, `relist_pending`, `last_activity`): a list, a 410, a watch
+  opened or ended, a failed attempt. (Not per event: `on_event` says those.)
 
 Objects are the API server's JSON as plain dicts (the client's `_preload_content=False`
 for lists, `Watch(return_type="object")` for watches): the code that decides never sees
@@ -80,6 +83,7 @@ class Reflector:
         request_timeout: float = 30.0,
         on_restart: Callable[[str], None] | None = None,
         refused_probe: float = 0.25,
+        on_change: Callable[[], None] | None = None,
     ) -> None:
         self.name = name
         self.list_call = list_call
@@ -93,6 +97,7 @@ class Reflector:
         self.request_timeout = request_timeout
         self.on_restart = on_restart or (lambda reason: None)
         self.refused_probe = refused_probe
+        self.on_change = on_change or (lambda: None)
         self.resource_version: str | None = None
         self.synced = False  # listed (or found absent) at least once
         self.present: bool | None = None  # for an optional collection: None until first asked
@@ -125,6 +130,7 @@ class Reflector:
                     self.resource_version, self.relist_pending = None, True
                     log.info("%s: watch expired (410 Gone); relisting", self.name)
                     self.on_restart("expired")
+                    self._changed()
                     if self.expirations > 1:  # expired again straight after a relist: do not spin
                         self.stopping.wait(self.backoff.delay(self.expirations - 1, self._rng))
                 elif error.status == NOT_FOUND and self.optional:
@@ -132,6 +138,7 @@ class Reflector:
                     log.info("%s: went away (404); relisting", self.name)
                     self.on_restart("absent")
                     self.resource_version = None
+                    self._changed()
                 else:
                     self.on_restart("error")
                     self._fail(f"API error {error.status} {error.reason}")
@@ -157,6 +164,12 @@ class Reflector:
     def _touch(self) -> None:
         self.last_activity = time.monotonic()
 
+    def _changed(self) -> None:
+        try:
+            self.on_change()
+        except Exception:  # the owner's bug must not end the loop
+            log.exception("%s: on_change failed", self.name)
+
     def _answered(self) -> None:
         """The server answered: the next failure starts the backoff afresh."""
         if self.failures:
@@ -169,6 +182,7 @@ class Reflector:
         delay = self.backoff.delay(self.failures, self._rng)
         log.warning("%s: %s (failure %d; retrying within %.1fs%s)", self.name, what, self.failures, delay,
                     ", sooner once it listens again" if refused else "")
+        self._changed()
         if refused is None:
             self.stopping.wait(delay)
             return
@@ -191,6 +205,7 @@ class Reflector:
             self.on_replace([], None)
             self.relist_pending = False
             self._touch()
+            self._changed()
             return False
         try:
             body = json.loads(response.data)
@@ -205,6 +220,7 @@ class Reflector:
         self.resource_version, self.present, self.synced = version, True, True
         self.relist_pending = False
         self._touch()
+        self._changed()
         log.info("%s: listed %d at resourceVersion %s", self.name, len(items), version)
         return True
 
@@ -220,6 +236,7 @@ class Reflector:
                 self._response = response
             self._answered()
             self._touch()
+            self._changed()
             return response
 
         try:
@@ -238,6 +255,7 @@ class Reflector:
                 self._response = None
         self.expirations = 0
         self._touch()
+        self._changed()
 
     def _apply(self, event: Mapping[str, Any]) -> None:
         kind = event.get("type")

@@ -46,7 +46,10 @@ def create_app(settings: Settings, inventory: Inventory) -> Flask:
         state = {"status": "ok" if ready else "inventory not synced", "inventory": inventory.describe()}
         return _json(state, 200 if ready else 503)
 
-    METRICS.refresh_inventory(inventory)  # (the other workers' scrapes read this worker's gauges from its files)
+    # The other workers' scrapes read this worker's gauges from its files: written now, and again
+    # whenever the inventory changes, whether or not a request reaches this worker.
+    inventory.on_change(lambda: METRICS.refresh_inventory(inventory))
+    METRICS.refresh_inventory(inventory)
 
     @app.get("/metrics")
     def metrics() -> Response:

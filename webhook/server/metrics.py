@@ -17,9 +17,12 @@ worker, live or dead, so the counters of the pod only ever go up. A dead worker'
 inventory gauges are dropped (the `child_exit` hook); the live ones are combined: the
 pod's inventory is as large as the largest worker's view (`livemax`), ready only when
 every worker is (`livemin`), stale and old when any worker is (`livemax`). Each worker
-writes its inventory gauges when it starts, on every scrape it answers, and after a request
-once `INVENTORY_SECONDS` have passed (no thread of its own: a worker's threads may be
-greenlets, and one that never ends holds the worker's exit).
+writes its inventory gauges when it starts, whenever its inventory changes (called back from
+the inventory's own threads: a list, a relist pending, a watch opened or ended, a failed
+attempt, so a worker no request reaches reports its state too), on every scrape it answers,
+and after a request once `INVENTORY_SECONDS` have passed (no thread of its own: a worker's
+threads may be greenlets, and one that never ends holds the worker's exit). The age gauge is
+as of the last of those.
 Without PROMETHEUS_MULTIPROC_DIR (tests, the Flask app run in-process) the values live
 in this process's own registry, which `/metrics` then shows.
 
@@ -101,6 +104,7 @@ class Metrics:
             ("source",), registry=self.registry, multiprocess_mode="livemax",
         )
         self._lock = threading.Lock()  # (for the inventory gauges; prometheus-client locks its values)
+        self._refreshing = threading.Lock()  # one refresh at a time: an older view never overwrites a newer one
         self._source: str | None = None
         self._request_children: dict[_RequestKey, Counter] = {}
         self._duration_children: dict[str, Histogram] = {}
@@ -160,7 +164,8 @@ class Metrics:
     def refresh_inventory(self, inventory: Any, now: float | None = None) -> None:
         """Write `inventory`'s gauges; the next refresh is due `INVENTORY_SECONDS` after `now` (perf_counter)."""
         self.inventory_due = (time.perf_counter() if now is None else now) + INVENTORY_SECONDS
-        self.set_inventory(inventory.describe(), inventory.ready(), inventory.stale())
+        with self._refreshing:
+            self.set_inventory(inventory.describe(), inventory.ready(), inventory.stale())
 
     # -- reading --------------------------------------------------------------------------
 
