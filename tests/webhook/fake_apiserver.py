@@ -59,20 +59,24 @@ changed, and keeps `Ready` computed from containers and readiness gates.
 Every request's `User-Agent` header is recorded (`Call.user_agent`), as are its query
 parameters (`Call.params`: a write's `fieldManager` among them; `Call.field_manager`).
 
-Not modelled: authentication/authorization, admission webhooks, server-side apply
-(`application/apply-patch+yaml` answers 415), managedFields (the `fieldManager` parameter
-is recorded, neither validated nor stored), pagination (`limit` is ignored, no
-`continue`), `resourceVersionMatch`/`sendInitialEvents`, graceful deletion (DELETE
-removes at once), finalizers, deletecollection, the other pod subresources (binding,
-eviction, ephemeralcontainers, resize, log: 404), generateName collisions, name
-validation, the gated-pod nodeSelector/affinity relaxations of ValidatePodUpdate, a
-restarting server's 429s while its watch cache fills.
+Not modelled: authentication/authorization (except a restarted server's 403s:
+`restart`), admission webhooks, server-side apply (`application/apply-patch+yaml`
+answers 415), managedFields (the `fieldManager` parameter is recorded, neither validated
+nor stored), pagination (`limit` is ignored, no `continue`),
+`resourceVersionMatch`/`sendInitialEvents`, graceful deletion (DELETE removes at once),
+finalizers, deletecollection, the other pod subresources (binding, eviction,
+ephemeralcontainers, resize, log: 404), generateName collisions, name validation, the
+gated-pod nodeSelector/affinity relaxations of ValidatePodUpdate, a restarting server's
+429s while its watch cache fills.
 
 Test controls: `apply` (add or modify any object as is), `delete`, `add_pod`, `pod`,
 `pods`, `get`, `wait_for_pod`, `compact`, `bookmark`, `drop_watches` (cut open watch
 connections mid-stream), `set_unavailable` (503 for everything), `crash` and `restart`
 (the process goes away, so connections are reset and refused; then it listens on the
-same port again with a new watch cache: every resumed watch is 410 Gone), `hold_lists`
+same port again with a new watch cache: every resumed watch is 410 Gone; `restart(forbidden=N)`
+answers its first N requests 403 Forbidden, as kube-apiserver v1.32 answered fieldwarden's
+service accounts for a moment after a restart: it serves before its RBAC authorizer has
+synced, tests/e2e/test_apiserver_restart.py), `hold_lists`
 (list requests wait until released: a slow server; `lists_waiting` counts them),
 `install_crd` / `remove_crd`; `calls` records every HTTP request (method, path, content
 type, parsed body, answer, User-Agent); `writes(...)` filters the HTTP writes;
@@ -871,6 +875,7 @@ class FakeApiServer:
         self._closing = False
         self._down = False  # crash() until restart(): nothing listens on the port
         self._lists_held = False
+        self._forbidden = 0  # requests still to answer 403 after restart(forbidden=N)
         self.lists_waiting = 0  # list requests held by hold_lists() now
         self._connections: set[socket.socket] = set()  # open client connections, reset by crash()
         self._random = random.Random()
@@ -1055,11 +1060,14 @@ class FakeApiServer:
             except OSError:
                 pass
 
-    def restart(self) -> None:
+    def restart(self, forbidden: int = 0) -> None:
         """Listen again on the same port, as a freshly started API server. Its first writes (its
         identity Lease, the `kubernetes` Endpoints: objects this fake does not keep) move the
         resourceVersion on, and its watch cache begins there, so a watch resumed from any
-        resourceVersion seen before is 410 Gone (the way `gone_as_http` says); lists work."""
+        resourceVersion seen before is 410 Gone (the way `gone_as_http` says); lists work.
+        (A real one may also resume such a watch from etcd's history while its watch cache
+        starts, until etcd is compacted: the fake plays the case that needs a relist.)
+        The first `forbidden` requests are answered 403 Forbidden (an authorizer not synced yet)."""
         port = self._server.server_port
         with self._cond:
             if not self._down:
@@ -1067,6 +1075,7 @@ class FakeApiServer:
             self._version += 1
             self._floor = self._version
             self._history.clear()
+            self._forbidden = forbidden
         for attempt in range(50):
             try:
                 self._listen(port)
@@ -1406,6 +1415,16 @@ class FakeApiServer:
         with self._cond:
             if self._unavailable:
                 return answer(503, status(503, "ServiceUnavailable", "the fake is unavailable"))
+            if self._forbidden > 0 and route is not None and collection is not None:
+                self._forbidden -= 1  # (the fake knows no users: RBAC's wording, with a made-up one)
+                forbidden = COLLECTIONS[collection]
+                verb = "watch" if is_watch else {"GET": "get" if route.name else "list", "POST": "create",
+                                                 "PUT": "update"}.get(method, method.lower())
+                scope = f'in the namespace "{route.namespace}"' if route.namespace else "at the cluster scope"
+                named = f' "{route.name}"' if route.name else ""
+                return answer(403, status(403, "Forbidden", (
+                    f'{forbidden.qualified}{named} is forbidden: User "system:serviceaccount:fake:fake" cannot '
+                    f'{verb} resource "{forbidden.resource}" in API group "{forbidden.group}" {scope}')))
             if method == "GET" and parts.path.rstrip("/") == "/api/v1":  # discovery (Helm asks before a `lookup`)
                 return answer(200, _core_discovery())
             if route is None or collection is None or (collection == VPA and not self._crd):

@@ -13,10 +13,15 @@ A `Reflector` runs in a thread of its owner and calls back with what it learns:
   after that relist, before the watch brought anything, waits a backoff. Until the relist
   is done `relist_pending` is true: what the owner holds may miss changes;
 - other errors reconnect after an exponential backoff with jitter, capped, counted from
-  the last time the server answered (a list, a watch opened, a 410), so an earlier outage
-  never lengthens the wait after the next one. After a refused connection (nothing
-  listens: the API server restarts, or its Service has no endpoints) the backoff is cut
-  short as soon as the address accepts a TCP connection again (tried every
+  the last time the server answered (a list, a watch opened, a 410, or the first error
+  status after attempts that got no answer at all), so an earlier outage never lengthens
+  the wait after the next one. A restarted kube-apiserver serves a moment before it is
+  ready: it answers 403 while its RBAC authorizer has not synced (seen with v1.32), 429
+  while its watch cache fills. That first answer restarts the count, so the next attempt
+  comes within `backoff.initial`, not after the backoff the outage ran up; a server that
+  keeps answering errors is still asked less and less often. After a refused connection
+  (nothing listens: the API server restarts, or its Service has no endpoints) the backoff
+  is cut short as soon as the address accepts a TCP connection again (tried every
   `refused_probe` seconds: a refused connect costs nobody anything), so a server that
   comes back is asked at once without asking a down one more often;
 - an `optional` collection (a CRD that may be absent) answering 404 is empty
@@ -103,6 +108,7 @@ class Reflector:
         self.present: bool | None = None  # for an optional collection: None until first asked
         self.relist_pending = False  # a 410 said the resourceVersion expired; no list since
         self.failures = 0  # attempts in a row that got no answer from the server (or an error status)
+        self.unanswered = False  # the last failure got no answer at all (nothing listened, the connection broke)
         self.expirations = 0  # 410s in a row with nothing watched in between
         self.last_activity: float | None = None  # time.monotonic()
         self._guard = threading.Lock()
@@ -141,12 +147,14 @@ class Reflector:
                     self._changed()
                 else:
                     self.on_restart("error")
+                    if self.unanswered:  # the first answer after an outage, if an error: the count starts afresh
+                        self.failures = 0
                     self._fail(f"API error {error.status} {error.reason}")
             except Exception as error:  # connection refused / reset, bad JSON...: reconnect
                 if self.stopping.is_set():
                     break
                 self.on_restart("error")
-                self._fail(f"{type(error).__name__}: {error}", refused=_refused_address(error))
+                self._fail(f"{type(error).__name__}: {error}", refused=_refused_address(error), unanswered=True)
 
     def cut(self) -> None:
         """Shut the socket under an open watch, so that its blocked read returns now."""
@@ -175,9 +183,11 @@ class Reflector:
         if self.failures:
             log.info("%s: the API server answers again (after %d failed attempts)", self.name, self.failures)
         self.failures = 0
+        self.unanswered = False
 
-    def _fail(self, what: str, refused: tuple[str, int] | None = None) -> None:
+    def _fail(self, what: str, refused: tuple[str, int] | None = None, unanswered: bool = False) -> None:
         """Count a failure and wait the backoff; after a refused connection, only until the address listens."""
+        self.unanswered = unanswered
         self.failures += 1
         delay = self.backoff.delay(self.failures, self._rng)
         log.warning("%s: %s (failure %d; retrying within %.1fs%s)", self.name, what, self.failures, delay,

@@ -2,8 +2,11 @@
 
 A restart, as the fake plays it (`crash()`, then `restart()`): connections are reset and
 refused for a while, then the server listens again with a new watch cache, so every watch
-resumed from a resourceVersion seen before the restart is answered 410 Gone. Waits are
-bounded; the outages are fixed windows, as long as needed to run the backoff up.
+resumed from a resourceVersion seen before the restart is answered 410 Gone; with
+`restart(forbidden=1)` its first request is 403 Forbidden, as kube-apiserver v1.32 answered
+a service account for a moment after restarting (tests/e2e/test_apiserver_restart.py: it
+serves before its RBAC authorizer has synced). Waits are bounded; the outages are fixed
+windows, as long as needed to run the backoff up.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import json
 import socket
 import threading
 import time
+import urllib.error
 import urllib.request
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
@@ -89,6 +93,27 @@ def test_after_a_restart_the_relist_starts_within_a_second(gone_as_http: bool) -
         print(f"relist {took:.2f}s after the restart")
 
 
+def test_a_restarted_server_that_first_answers_403_is_asked_again_at_once_not_after_the_grown_backoff() -> None:
+    # kube-apiserver serves a moment before its RBAC authorizer has synced: a service account's
+    # first request after the restart may be 403 (seen in tests/e2e/test_apiserver_restart.py).
+    with FakeApiServer() as api, reflecting(api, backoff=Backoff()) as (reflector, seen):
+        api.crash()
+        eventually(lambda: reflector.failures >= 3, "the backoff grown to 1.5-2 s", timeout=OUTAGE + 2)
+        api.restart(forbidden=1)
+        api.apply(hpa("after", "web"))
+        took = eventually(lambda: api.list_calls(HPA) == 2, "the relist", timeout=RELIST_WITHIN)
+        eventually(lambda: seen.lists[-1] == ["after"], "the relist handed over")
+        assert sum(1 for c in api.calls if c.status == 403) == 1  # it was told 403 first
+        print(f"relist {took:.2f}s after the restart")
+        # A server that keeps refusing is still asked less and less often.
+        api.crash()
+        eventually(lambda: reflector.failures >= 1, "down again", timeout=2)
+        api.restart(forbidden=100)
+        time.sleep(2.5)
+        forbidden = [c for c in api.calls if c.status == 403]
+        assert 2 <= len(forbidden) <= 4, len(forbidden)  # at about 0, 0.5, 1.5 s (less jitter): not dozens
+
+
 def test_the_relist_is_pending_from_the_410_until_the_list_is_done() -> None:
     with FakeApiServer() as api, reflecting(api, backoff=Backoff()) as (reflector, seen):
         assert not reflector.relist_pending
@@ -128,6 +153,7 @@ def test_a_refused_server_is_asked_no_more_often_than_the_backoff_says() -> None
 
 
 def test_the_fake_refuses_connections_while_down_and_expires_resumed_watches_after() -> None:
+    # (and, asked to, refuses a restarted server's first requests as an unsynced authorizer would)
     def first_event(api: FakeApiServer, version: str) -> dict[str, Any]:
         path = f"/apis/autoscaling.k8s.io/v1/{VPA}?watch=true&timeoutSeconds=1&resourceVersion={version}"
         with urllib.request.urlopen(api.url + path, timeout=5) as response:
@@ -149,3 +175,12 @@ def test_the_fake_refuses_connections_while_down_and_expires_resumed_watches_aft
         expired = first_event(api, before)
         assert expired["type"] == "ERROR" and expired["object"]["code"] == 410
         assert first_event(api, listed["metadata"]["resourceVersion"]) == {}  # watching from the new list works
+        api.crash()
+        api.restart(forbidden=1)  # its authorizer not synced yet: the first request is refused, not the next
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            first_event(api, before)
+        status = json.loads(refused.value.read())
+        assert refused.value.code == 403 and (status["reason"], status["code"]) == ("Forbidden", 403)
+        assert status["message"].startswith(f'{VPA}.autoscaling.k8s.io is forbidden: User "') and \
+            status["message"].endswith(f'cannot watch resource "{VPA}" in API group "autoscaling.k8s.io" at the cluster scope')
+        assert first_event(api, before)["object"]["code"] == 410
