@@ -50,6 +50,7 @@ class ClusterOptions:
     controller_manager: bool = False  # ReplicaSets, namespace deletion, GC, ServiceAccounts, HPA controller...
     mutating_admission_policy: bool = False  # admissionregistration.k8s.io/v1alpha1 + its feature gate
     apiserver_flags: tuple[str, ...] = ()  # more kube-apiserver flags
+    name: str = ""  # options that differ only by name start apart: a cluster one test module has to itself
 
 
 @dataclass

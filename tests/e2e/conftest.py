@@ -8,7 +8,10 @@
   serve` and one `fieldwarden controller` running, the webhook configurations registered and answering;
 - `namespace`: a new namespace for the test, with its `default` ServiceAccount;
 - `controller_manager`: the `cluster`, when kube-controller-manager runs in it (else the test is skipped);
-- `start_cluster`: `start_cluster(ClusterOptions(...))`, one more cluster per option set, kept for the session.
+- `start_cluster`: `start_cluster(ClusterOptions(...))`, one more cluster per option set, kept for the session
+  (`ClusterOptions(name="...")`: a cluster of its own, for tests that restart its API server or install
+  fieldwarden again).
+- `failure_logs`: the list of what reports its logs when a test fails (append an Installation of your own).
 
 Without binaries (tests/e2e/assets.py says where they are looked for) every test here is skipped,
 saying how to provide them; with `FIELDWARDEN_REQUIRE_E2E=1` (CI) that is a failure instead.
@@ -111,6 +114,13 @@ def start_cluster(kube_assets: Assets, tmp_path_factory: pytest.TempPathFactory
     finally:
         for started in clusters.values():
             started.stop()
+
+
+@pytest.fixture(scope="session")
+def failure_logs() -> list[HasLogs]:
+    """What shows the end of its logs in every failing e2e test's report: add an Installation of a test's
+    own (`install(...)` into a `start_cluster` cluster) while it runs, and remove it once stopped."""
+    return _started
 
 
 @pytest.fixture
