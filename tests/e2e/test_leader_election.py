@@ -13,6 +13,13 @@ crash and within about 2.4 s after a clean stop). The leader is killed:
   retry, well before the lease duration.
 
 Either way the new leader marks the new gated pods, which its own metrics count.
+
+The API-fake counterparts now shown for real: tests/webhook/gate/test_process.py (a standby
+takes over from a dead leader; a clean stop releases the Lease), tests/webhook/gate/test_leader.py
+(the same two, in-process) and tests/webhook/gate/test_controller.py's new leader marking the
+pods created while nobody led. They stay, as fast checks that need no binaries; a partitioned
+leader stepping down before its Lease expires (test_leader.py) stays the fake's alone: a real
+server cannot cut one client off on demand.
 """
 
 from __future__ import annotations
