@@ -56,6 +56,15 @@ def run(args: Any) -> int:
         for source in targets:
             if source.path is None:
                 _write_stdout(source.data or b"")
+    if getattr(args, "cluster", False):
+        from .live import LiveError
+        from .livepass import options_from, run as run_live
+
+        try:
+            report = run_live(report, targets, settings_for, options_from(args, settings))
+        except LiveError as exc:
+            print(f"fieldwarden: {exc}", file=sys.stderr)
+            return 2
     for notice in [] if args.quiet else report.notices:
         print(f"fieldwarden: {notice}", file=sys.stderr)
     shown = report.findings if args.show_suppressed else [f for f in report.findings if not f.suppressed]
@@ -109,10 +118,22 @@ def _settings(args: Any) -> tuple[Resolver, Path | None]:
         _validate_cached(data, text, source, root or Path(source).parent)
 
     resolver = Resolver(
-        forced, lambda settings: settings.with_overrides(select, ignore, args.fail_on), check, args.exclude, root or cwd
+        forced, lambda settings: _live_rules(settings.with_overrides(select, ignore, args.fail_on), args), check,
+        args.exclude, root or cwd
     )
     resolver.for_file(cwd / "-")  # the configuration in force here: its errors are reported even with no files
     return resolver, root
+
+
+def _live_rules(settings: Settings, args: Any) -> Settings:
+    """--cluster turns the live rules (FW5xx) on; off, nothing runs them and no suppression of them is unused."""
+    if getattr(args, "cluster", False):
+        settings.live = True  # (a copy of this run's: with_overrides made it)
+    elif any(getattr(args, name, None) for name in ("kubeconfig", "context", "apply_mode", "field_manager", "read_only",
+                                                   "force_conflicts")):
+        raise UsageError("--kubeconfig, --context, --apply-mode, --field-manager, --read-only and --force-conflicts "
+                         "go with --cluster")
+    return settings
 
 
 def show_settings(resolver: Resolver, path: Path, root: Path | None) -> str:

@@ -59,6 +59,21 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--exit-zero",), "exit_zero", FLAG,
            "exit 0 even with findings (2 still means a usage or configuration error)"),
     Option(("--stdin-filename",), "stdin_filename", VALUE, "name to report for -", metavar="NAME", default="<stdin>"),
+    Option(("--cluster",), "cluster", FLAG,
+           "also check each object against the live cluster: the API server's dry run of the next apply (FW5xx)"),
+    Option(("--kubeconfig",), "kubeconfig", VALUE, "with --cluster: the kubeconfig (default: $KUBECONFIG, "
+           "~/.kube/config, in a pod its service account)", metavar="FILE"),
+    Option(("--context",), "context", VALUE, "with --cluster: the kubeconfig context (default: its current one)",
+           metavar="NAME"),
+    Option(("--apply-mode",), "apply_mode", VALUE,
+           "with --cluster: how the team applies: server (server-side apply, the default) or client "
+           "(client-side kubectl apply)", choices=("server", "client")),
+    Option(("--field-manager",), "field_manager", VALUE, "with --cluster: the deploy tool's field manager "
+           "(default: kubectl for server, kubectl-client-side-apply for client)", metavar="NAME"),
+    Option(("--force-conflicts",), "force_conflicts", FLAG,
+           "with --cluster: the team's server-side applies force conflicts (Flux, Argo CD ServerSideApply)"),
+    Option(("--read-only",), "read_only", FLAG,
+           "with --cluster: only GET and LIST; predict from the live objects instead of a dry run"),
 )
 PATHS_HELP = "files or folders to lint; - for stdin (default: .)"
 DEFAULT_PATHS = (".",)

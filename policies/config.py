@@ -37,6 +37,25 @@ WEBHOOK_SCHEMA: dict[str, Any] = {
     },
 }
 
+CLUSTER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "`fieldwarden lint --cluster`: how to reach the cluster and how the team applies "
+    "(the command line's options win); the webhook ignores it",
+    "additionalProperties": False,
+    "properties": {
+        "kubeconfig": {"type": "string", "minLength": 1, "description": "kubeconfig file (relative to this file)"},
+        "context": {"type": "string", "minLength": 1, "description": "kubeconfig context"},
+        "apply-mode": {"enum": ["server", "client"], "description": "server-side apply, or client-side kubectl apply"},
+        "field-manager": {"type": "string", "minLength": 1, "maxLength": 128,
+                          "description": "the deploy tool's field manager"},
+        "force-conflicts": {"type": "boolean", "description": "the team's server-side applies force conflicts"},
+        "read-only": {"type": "boolean", "description": "only GET and LIST: no dry runs"},
+        "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 600,
+                    "description": "seconds a request may take"},
+        "parallel": {"type": "integer", "minimum": 1, "maximum": 64, "description": "requests in flight at most"},
+    },
+}
+
 
 class WebhookSettings(NamedTuple):
     """The `webhook` section of the configuration."""
@@ -96,6 +115,7 @@ def build_schema() -> dict[str, Any]:
             },
             "rules": {"type": "object", "properties": rule_props, "additionalProperties": False},
             "webhook": WEBHOOK_SCHEMA,
+            "cluster": CLUSTER_SCHEMA,
         },
         "$defs": rule_defs,
     }
@@ -147,6 +167,8 @@ class Settings:
         self.webhook = WebhookSettings(
             webhook.get("on-stale-inventory", "allow"), webhook.get("max-request-bytes", DEFAULT_MAX_REQUEST_BYTES)
         )
+        self.cluster: dict[str, Any] = dict(data.get("cluster") or {})  # lint --cluster (linter/livepass.py)
+        self.live = False  # the live rules (FW5xx) run: `lint --cluster` sets it (linter/cli.py)
         # What users of these settings derive from them once (the webhook's rule plans);
         # settings are not changed after they are first used.
         self.memo: dict[Any, Any] = {}
@@ -183,7 +205,9 @@ class Settings:
         return copy
 
     def enabled(self, code: str) -> bool:
-        """Longest matching select/ignore entry wins; on a tie, ignore wins."""
+        """Longest matching select/ignore entry wins; on a tie, ignore wins. Live rules only in a live run."""
+        if not self.live and code in _LIVE_CODES:
+            return False
         key = (code, self.select, self.ignore)  # the lists may be replaced, never mutated
         found = _ENABLED.get(key)
         if found is None:
@@ -204,6 +228,7 @@ class Settings:
 
 
 _ENABLED: dict[tuple[str, tuple[str, ...], tuple[str, ...]], bool] = {}
+_LIVE_CODES = frozenset(code for code, rule in RULES.items() if rule.SCOPE == "live")  # (policies.rule.LIVE)
 
 
 def _match_length(entry: str, code: str) -> int:
@@ -329,8 +354,8 @@ def load_config_chain(path: Path, check: Callable[[dict[str, Any], str, str], No
                     rule = resolve(rule_key)
                     code = rule.CODE if rule is not None else rule_key
                     rules[code] = {**rules.get(code, {}), **(options or {})}
-            elif name == "webhook":
-                merged["webhook"] = {**merged.get("webhook", {}), **(value or {})}
+            elif name in ("webhook", "cluster"):
+                merged[name] = {**merged.get(name, {}), **(value or {})}
             elif name == "exclude":
                 merged["exclude"] = [*merged.get("exclude", []), *value]
                 excludes.append((source.parent, tuple(value)))

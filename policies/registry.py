@@ -5,6 +5,9 @@ from __future__ import annotations
 from types import ModuleType
 
 from .rules import (
+    apply_changes_immutable_field, apply_conflicts_with_manager, apply_denied_by_admission, apply_rejected_invalid,
+    apply_resets_autoscaled_field, apply_takes_over_field, defaulted_field_left_behind, kind_not_served,
+    namespace_missing,
     autoscaler_owned_field_reset,
     autoscaler_target_missing,
     document_too_complex,
@@ -44,6 +47,9 @@ _MODULES: tuple[ModuleType, ...] = (
     selector_missing, selector_template_mismatch, service_selects_nothing, pdb_selects_nothing, selector_overlap,
     pod_update_not_image_only,
     pod_without_readiness_gate,
+    apply_rejected_invalid, apply_changes_immutable_field, apply_conflicts_with_manager, apply_denied_by_admission,
+    apply_resets_autoscaled_field, apply_takes_over_field, defaulted_field_left_behind, namespace_missing,
+    kind_not_served,
 )
 
 RULES: dict[str, ModuleType] = {module.CODE: module for module in sorted(_MODULES, key=lambda m: m.CODE)}

@@ -11,7 +11,10 @@ FIXABLE), a docstring that is its documentation page, and one pure function:
 - SCOPE "input": raised by the front end that reads the input (YAML syntax and the
   like); the module carries the metadata and documentation only;
 - SCOPE "admission": run by the webhook on AdmissionRequests (see policies/admission.py);
-  the linter leaves them alone.
+  the linter leaves them alone;
+- SCOPE "live": `check(case, conf)` judges what the next apply of one object does to the
+  live cluster (a `policies.live.LiveCase`: the manifest, the live object, the dry run's
+  answer); run by `fieldwarden lint --cluster` only (linter/live.py), never by the webhook.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ OBJECT = "object"
 SET = "set"
 INPUT = "input"
 ADMISSION = "admission"
+LIVE = "live"
 
 
 class SetObject(NamedTuple):

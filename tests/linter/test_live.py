@@ -1,0 +1,216 @@
+"""`lint --cluster` without a cluster: what a plain lint loads, errors worded for people, the request plan.
+
+What the API server answers is tested against a real one (tests/e2e/test_live_lint.py); here
+only what does not depend on it: imports, options and configuration, the exit code and message
+when there is no cluster or no client, and the requests planned (a recording sender that answers
+discovery and lists with fixed data, not a model of the API server).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import pytest
+
+from fieldwarden.linter.live import LiveObject, LiveOptions, Request, Response, check
+from fieldwarden.policies.config import ConfigError, Settings, validate
+from tests.helpers import lint, write
+from tests.linter.test_imports import DEPLOYMENT, WEBHOOK_STACK, imported
+
+LIVE_MODULES = {"fieldwarden.linter.live", "fieldwarden.linter.livepass", "fieldwarden.linter.cluster",
+                "fieldwarden.linter.client_apply"}
+
+
+def test_a_plain_lint_loads_neither_the_live_checks_nor_the_kubernetes_client(tmp_path: Path) -> None:
+    write(tmp_path, "deploy.yaml", DEPLOYMENT)
+    modules = imported(["-m", "fieldwarden", "lint", "deploy.yaml"], tmp_path)
+    assert not modules & LIVE_MODULES and not modules & set(WEBHOOK_STACK)
+
+
+def closed_port() -> int:
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = int(probe.getsockname()[1])
+    probe.close()
+    return port
+
+
+def kubeconfig(folder: Path, server: str) -> Path:
+    config = {"apiVersion": "v1", "kind": "Config", "current-context": "c",
+              "clusters": [{"name": "c", "cluster": {"server": server, "insecure-skip-tls-verify": True}}],
+              "users": [{"name": "u", "user": {"token": "t"}}],
+              "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}
+    return write(folder, "kubeconfig", json.dumps(config))
+
+
+def run(args: list[str], cwd: Path, env: dict[str, str] | None = None, prelude: str = "") -> subprocess.CompletedProcess[str]:
+    code = f"{prelude}\nimport sys\nfrom fieldwarden.cli import main\nraise SystemExit(main(sys.argv[1:]))"
+    environment = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "GIT_DIR")}
+    environment.update(env or {}, HOME=str(cwd), NO_PROXY="127.0.0.1")
+    return subprocess.run([sys.executable, "-c", code, "lint", "--no-context", *args], cwd=cwd, env=environment,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_an_unreachable_api_server_is_exit_2_with_a_message(tmp_path: Path) -> None:
+    write(tmp_path, "deploy.yaml", DEPLOYMENT)
+    config = kubeconfig(tmp_path, f"https://127.0.0.1:{closed_port()}")
+    done = run(["--cluster", "--kubeconfig", str(config), "deploy.yaml"], tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("fieldwarden: --cluster: cannot reach the API server at https://127.0.0.1:")
+    assert "Traceback" not in done.stderr
+
+
+def test_no_kubeconfig_and_a_broken_one_are_exit_2(tmp_path: Path) -> None:
+    write(tmp_path, "deploy.yaml", DEPLOYMENT)
+    done = run(["--cluster", "deploy.yaml"], tmp_path)
+    assert done.returncode == 2
+    assert "--cluster needs a cluster: no kubeconfig" in done.stderr and "Traceback" not in done.stderr
+    write(tmp_path, "bad", "clusters: [")
+    done = run(["--cluster", "--kubeconfig", "bad", "deploy.yaml"], tmp_path)
+    assert done.returncode == 2 and done.stderr.startswith("fieldwarden: --cluster: the kubeconfig does not load")
+
+
+def test_without_the_kubernetes_client_cluster_says_how_to_install_it(tmp_path: Path) -> None:
+    write(tmp_path, "deploy.yaml", DEPLOYMENT)
+    done = run(["--cluster", "deploy.yaml"], tmp_path, prelude="import sys; sys.modules['kubernetes'] = None")
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("fieldwarden: --cluster needs the Kubernetes client (kubernetes is not installed): "
+                                   "pip install 'fieldwarden[cluster]'")
+
+
+def test_cluster_options_without_cluster_are_a_usage_error(tmp_path: Path) -> None:
+    write(tmp_path, "deploy.yaml", DEPLOYMENT)
+    found = lint(["--no-context", "--read-only", "deploy.yaml"], cwd=tmp_path)
+    assert found.code == 2 and "go with --cluster" in found.stderr
+
+
+def test_the_cluster_section_of_the_configuration() -> None:
+    validate({"cluster": {"context": "prod", "apply-mode": "client", "field-manager": "helm", "read-only": True,
+                          "force-conflicts": False, "timeout": 10, "parallel": 4}}, "c.yaml")
+    with pytest.raises(ConfigError, match="unknown key 'contxt'"):
+        validate({"cluster": {"contxt": "prod"}}, "c.yaml")
+    with pytest.raises(ConfigError, match="apply-mode"):
+        validate({"cluster": {"apply-mode": "kubectl"}}, "c.yaml")
+    from fieldwarden.linter.livepass import options_from
+
+    settings = Settings({"cluster": {"kubeconfig": "kube/ci.yaml", "apply-mode": "client", "read-only": True}},
+                        source="/repo/.fieldwarden.yaml")
+    args = type("Args", (), {"apply_mode": None, "kubeconfig": None, "context": "prod", "field_manager": None,
+                             "read_only": False, "force_conflicts": False})()
+    options = options_from(args, settings)
+    assert (options.apply_mode, options.kubeconfig, options.context, options.read_only, options.manager) == (
+        "client", "/repo/kube/ci.yaml", "prod", True, "kubectl-client-side-apply")
+    args.apply_mode = "server"
+    assert options_from(args, settings).manager == "kubectl"
+
+
+def live_settings(data: dict[str, object] | None = None) -> Settings:
+    """Settings of a `lint --cluster` run: the live rules are on."""
+    settings = Settings(data)
+    settings.live = True
+    return settings
+
+
+def test_live_rules_are_off_unless_the_run_is_live() -> None:
+    assert not Settings().enabled("FW501") and Settings().enabled("FW101")
+    assert live_settings().enabled("FW501") and not live_settings({"ignore": ["FW5"]}).enabled("FW501")
+
+
+class Recorder:
+    """Answers discovery and lists with fixed data, and records what is asked (no API semantics)."""
+
+    server = "https://127.0.0.1:1"
+
+    def __init__(self, pages: int = 1) -> None:
+        self.requests: list[Request] = []
+        self.batches: list[int] = []
+        self.pages = pages
+
+    def send(self, requests: Sequence[Request]) -> list[Response]:
+        self.requests.extend(requests)
+        self.batches.append(len(requests))
+        return [self.answer(r) for r in requests]
+
+    def answer(self, request: Request) -> Response:
+        if request.path == "/api":
+            return Response(200, {"versions": ["v1"]})
+        if request.path == "/apis":
+            return Response(200, {"groups": [{"name": "apps", "versions": [{"version": "v1"}]}]})
+        if request.path == "/api/v1":
+            return Response(200, {"resources": [{"name": "configmaps", "kind": "ConfigMap", "namespaced": True}]})
+        if request.path == "/apis/apps/v1":
+            return Response(200, {"resources": [{"name": "deployments", "kind": "Deployment", "namespaced": True},
+                                                {"name": "deployments/scale", "kind": "Scale", "namespaced": True}]})
+        if request.path.startswith("/api/v1/namespaces/") and request.path.count("/") == 4:
+            return Response(200, {"metadata": {"name": request.path.rsplit("/", 1)[1]}})
+        if request.method == "GET" and request.path.endswith("/configmaps"):
+            page = int(dict(request.query).get("continue") or 0)
+            more = {"continue": str(page + 1)} if page + 1 < self.pages else {}
+            return Response(200, {"metadata": more, "items": [{"metadata": {"name": f"c{page}"}}]})
+        return Response(404, {"kind": "Status", "code": 404, "reason": "NotFound", "message": "not found"})
+
+
+def objects(count: int, kind: str = "ConfigMap", namespace: str = "shop") -> list[LiveObject]:
+    api_version = "v1" if kind == "ConfigMap" else "apps/v1"
+    return [LiveObject({"apiVersion": api_version, "kind": kind, "metadata": {"name": f"c{n}", "namespace": namespace}},
+                       "f.yaml", n, (), f"{kind}/{namespace}/c{n}", lambda path: ("f.yaml", 1, 1))
+            for n in range(count)]
+
+
+def test_one_paged_list_per_kind_and_namespace_where_it_is_cheaper_than_gets() -> None:
+    sender = Recorder(pages=3)
+    result = check(objects(10) + objects(2, namespace="other"), LiveOptions(read_only=True), lambda f: live_settings(), sender)
+    gets = [(r.path, dict(r.query)) for r in sender.requests if r.method == "GET" and "configmaps" in r.path]
+    assert gets == [
+        ("/api/v1/namespaces/other/configmaps/c0", {}), ("/api/v1/namespaces/other/configmaps/c1", {}),
+        ("/api/v1/namespaces/shop/configmaps", {"limit": "500"}),
+        ("/api/v1/namespaces/shop/configmaps", {"limit": "500", "continue": "1"}),
+        ("/api/v1/namespaces/shop/configmaps", {"limit": "500", "continue": "2"}),
+    ]
+    assert not [r for r in sender.requests if r.method != "GET"]  # read-only: no dry run
+    assert any("9 objects not in the cluster yet" in n for n in result.notices)  # c0..c2 of shop exist
+
+
+def test_requests_go_in_a_few_batches_whatever_the_number_of_objects() -> None:
+    sender = Recorder()
+    check(objects(300), LiveOptions(), lambda f: live_settings(), sender)
+    dry_runs = [r for r in sender.requests if r.method == "PATCH"]
+    assert len(dry_runs) == 300 and {dict(r.query)["dryRun"] for r in dry_runs} == {"All"}
+    assert all(r.content_type == "application/apply-patch+yaml" and dict(r.query)["fieldManager"] == "kubectl"
+               for r in dry_runs)
+    assert len(sender.batches) <= 6  # discovery (2), namespaces, lists, dry runs: each batch in parallel
+
+
+def test_an_unserved_kind_and_unnamed_objects_are_not_requested() -> None:
+    sender = Recorder()
+    unnamed = LiveObject({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "x-"}}, "f.yaml", 0, (),
+                         "ConfigMap/x-*", lambda path: ("f.yaml", 1, 1))
+    widget = LiveObject({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}, "f.yaml", 1, (),
+                        "Widget/w", lambda path: ("f.yaml", 3, 1))
+    result = check([unnamed, widget], LiveOptions(), lambda f: live_settings(), sender)
+    assert [(f.code, f.line) for f in result.findings] == [("FW509", 3)]
+    assert not [r for r in sender.requests if r.method != "GET" or "widgets" in r.path]
+    assert any("1 object without metadata.name not checked" in n for n in result.notices)
+
+
+def test_settings_decide_which_live_rules_report(tmp_path: Path) -> None:
+    sender = Recorder()
+    widget = LiveObject({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}, "f.yaml", 0, (),
+                        "Widget/w", lambda path: ("f.yaml", 3, 1))
+    quiet = live_settings({"ignore": ["kind-not-served"]})
+    assert check([widget], LiveOptions(), lambda f: quiet, sender).findings == []
+    loud = live_settings({"rules": {"FW509": {"severity": "warning"}}})
+    assert [f.severity for f in check([widget], LiveOptions(), lambda f: loud, sender).findings] == ["warning"]
+
+
+def test_options_are_checked() -> None:
+    from fieldwarden.linter.live import LiveError
+
+    with pytest.raises(LiveError, match="--apply-mode must be one of server, client"):
+        check([], LiveOptions(apply_mode="kubectl"), lambda f: live_settings(), Recorder())
