@@ -177,7 +177,8 @@ def render_chart(
         layout.write(copy, problems)
         reply = _run_helm(copy, [text for _, text in values], release, namespace or "default", timeout, Path(scratch))
     if "error" in reply:
-        problems.append(_helm_problem(str(reply["error"]), str(reply.get("stage", "")), layout, sources, values))
+        stage = "schema" if reply.get("type") == "HelmValuesError" and reply.get("stage") == "render" else str(reply.get("stage", ""))
+        problems.append(_helm_problem(str(reply["error"]), stage, layout, sources, values))
         return Render([], inputs, problems)
     manifests = reply.get("manifests")
     if not isinstance(manifests, dict):
@@ -595,7 +596,7 @@ def _helm_problem(message: str, stage: str, layout: _Layout, sources: _ValueSour
         return RenderProblem(name, int(numbered.group(1)) if numbered else 1, 1, f"Helm cannot read these values: {text}")
     if stage in ("limit", "import"):
         return RenderProblem(chart_yaml, 1, 1, text)
-    if "schema" in message:
+    if stage == "schema":
         for match in _SCHEMA_AT.finditer(message):
             path = tuple(part.replace("~1", "/").replace("~0", "~") for part in match.group(1).split("/")[1:])
             written = sources.find((), tuple(int(p) if p.isdigit() else p for p in path))
@@ -671,6 +672,26 @@ class _ValueSources:
             return (name, line, column), node
         return None
 
+    def truthy(self, scope: tuple[str, ...], path: FieldPath) -> bool | None:
+        """Whether the value at `path` is true for a template's `if`; absent values are false."""
+        layers = [node for _, _, _, node in self._layers(scope, path)]
+        if not layers:
+            return False
+        if isinstance(layers[0], MappingNode):
+            return any(isinstance(node, MappingNode) and node.value for node in layers)
+        if isinstance(layers[0], SequenceNode):
+            return bool(layers[0].value)
+        node = layers[0]
+        text = str(layers[0].value)
+        tag = layers[0].tag.rsplit(":", 1)[-1]
+        if tag == "null":
+            return False
+        if tag == "bool":
+            return text.lower() in ("true", "yes", "on", "y")
+        if tag in ("int", "float"):
+            return text.strip("+-").lstrip("0.") not in ("", "e0")
+        return text != ""
+
     def size(self, scope: tuple[str, ...], path: FieldPath) -> int | None:
         """Items of the list at `path`, or keys of the map (maps merge over the files)."""
         keys: set[str] = set()
@@ -696,6 +717,9 @@ class _ScopedValues:
 
     def size(self, path: FieldPath) -> int | None:
         return self.sources.size(self.scope, path)
+
+    def truthy(self, path: FieldPath) -> bool | None:
+        return self.sources.truthy(self.scope, path)
 
 
 def _walk(node: Node, path: FieldPath) -> tuple[int, int, Node] | None:

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, NamedTuple, Protocol, Union
+from typing import Any, Callable, Iterator, NamedTuple, Protocol, Union
 
+import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from .rendered import FieldPath, Place
@@ -45,6 +46,11 @@ _VALUES_REF = re.compile(r"\$?\.Values((?:\.[A-Za-z_][\w-]*)*)")
 _DOT_REF = re.compile(r"\.([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*)")
 _ROOT_OBJECTS = ("Values", "Release", "Chart", "Capabilities", "Template", "Files")
 
+try:
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
 
 
 class Values(Protocol):
@@ -56,6 +62,9 @@ class Values(Protocol):
     def size(self, path: FieldPath) -> int | None:
         """How many items (list) or keys (map, merged over the files) the values path holds."""
 
+    def truthy(self, path: FieldPath) -> bool | None:
+        """Whether the value at the path is true for `if` (not false, 0, "", null, empty, or absent)."""
+
 
 class _Action(NamedTuple):
     start: int
@@ -66,13 +75,32 @@ class _Action(NamedTuple):
 
 
 class _Block:
-    """An open `if`/`with`/`range` (or the `else` branch of one) around template lines."""
+    """An open `if`/`with`/`range`, or an `else` branch, around template lines.
 
-    __slots__ = ("kind", "expr")
+    `conditions` are what must hold for its lines to be output: (expression, truth wanted),
+    `{{ else if .b }}` after `{{ if .a }}` being ((".a", False), (".b", True)).
+    """
 
-    def __init__(self, kind: str, expr: str) -> None:
-        self.kind = kind
+    __slots__ = ("kind", "expr", "conditions")
+
+    def __init__(self, kind: str, expr: str, conditions: tuple[tuple[str, bool], ...]) -> None:
+        self.kind = kind  # if, with, range, else (an `else with` is a with: it sets the dot)
         self.expr = expr
+        self.conditions = conditions
+
+
+def _opened(kind: str, expr: str) -> _Block:
+    return _Block(kind, expr, () if kind == "range" else ((expr, True),))
+
+
+def _otherwise(opened: _Block, inner: str) -> _Block:
+    """The block `{{ else }}` / `{{ else if X }}` / `{{ else with X }}` opens after `opened`."""
+    previous = opened.conditions or ((opened.expr, True),)
+    negated = (*previous[:-1], (previous[-1][0], False))
+    words = inner.split(None, 2)
+    if len(words) == 3 and words[1] in ("if", "with"):
+        return _Block(words[1], words[2], (*negated, (words[2], True)))
+    return _Block("else", "", negated)
 
 
 Variables = dict[str, tuple[str, tuple[_Block, ...]]]  # `$name` -> the expression assigned, and where
@@ -101,7 +129,9 @@ class Entry:
     literal: str | None = None  # the scalar value as written, when no action makes it
     templated: bool = False  # an action makes the scalar value
     flow: bool = False  # a flow collection (`[a, b]`, `{a: 1}`) written on the line
-    value: Container | Splice | None = None  # what is written below (or spliced in)
+    flow_text: Any = None  # that collection as plain data, when no action writes in it
+    value: Container | None = None  # what is written below it (or spliced in there)
+    variables: Variables = field(default_factory=dict)  # for the conditions of its blocks
 
 
 @dataclass(eq=False)
@@ -236,11 +266,11 @@ def _lines(text: str, actions: list[_Action], start: int, end: int, skip: list[t
             masked.append("\x01")  # `a: {{ if .x }}1{{ else }}2{{ end }}`: the text around it is no literal
             columns.append(event_start - line_start)
         if action is not None and action.kind in ("if", "with", "range"):
-            blocks.append(_Block(action.kind, action.inner.split(None, 1)[1] if " " in action.inner else ""))
+            blocks.append(_opened(action.kind, action.inner.split(None, 1)[1] if " " in action.inner else ""))
             scopes.append({})
         elif action is not None and action.kind == "else" and blocks:
             opened = blocks.pop()
-            blocks.append(_Block("else", opened.expr if opened.kind == "with" else ""))
+            blocks.append(_otherwise(opened, action.inner))
             scopes[-1] = {}
         elif action is not None and action.kind == "end" and blocks:
             blocks.pop()
@@ -298,6 +328,8 @@ class _Builder:
         self.stack: list[Container] = []
         self.pending: tuple[Entry, int] | None = None  # an entry whose value starts on a later line
         self.scalar_above: int | None = None  # inside a block scalar: lines deeper than this are text
+        self.inline: tuple[Entry, int, str] | None = None  # the last scalar written after a key or dash,
+        # its column, its text: deeper lines continue it (a plain or quoted scalar over several lines)
 
     def run(self, lines: Iterator[_Line]) -> list[Document]:
         for line in lines:
@@ -317,6 +349,12 @@ class _Builder:
             if effective > self.scalar_above:
                 return
             self.scalar_above = None
+        if self.inline is not None:
+            entry, above, written = self.inline
+            if column > above and not splice_only:
+                self._scalar(entry, f"{written} {content}", line, 0, above)
+                return
+            self.inline = None
         if self.split and column == 0 and (content == "---" or content.startswith(("--- ", "---\t"))):
             self.stack, self.pending = [], None
             return
@@ -341,7 +379,7 @@ class _Builder:
             while index < len(content) and content[index] == " ":
                 index += 1
             item = Entry(None, False, line.number, (line.columns[first + index] if index < len(content) else column + 2) + 1,
-                         line.blocks)
+                         line.blocks, variables=line.variables)
             container.members.append(item)
             self.pending = (item, column)
         rest = content[index:]
@@ -359,7 +397,7 @@ class _Builder:
         container = self._place(column, "key", line)
         if container is None:
             return
-        entry = Entry(None if dynamic else name, dynamic, line.number, column + 1, line.blocks)
+        entry = Entry(None if dynamic else name, dynamic, line.number, column + 1, line.blocks, variables=line.variables)
         container.members.append(entry)
         value = _strip_comment(rest[value_at:])
         if not value:
@@ -371,12 +409,22 @@ class _Builder:
         """The value written on the entry's own line: text, an action, a block scalar, a splice."""
         if _BLOCK_SCALAR.match(value):
             self.scalar_above = column
-        elif value == "\x00" and _block_output(line.outputs[outputs_before]):
+            return
+        if value == "\x00" and _block_output(line.outputs[outputs_before]):
+            # `labels: {{- include "x.labels" . | nindent 4 }}`, maybe more keys below at that indentation
             action = line.outputs[outputs_before]
-            entry.value = Splice(line.number, entry.column, action.inner, line.blocks, line.variables)
-        elif value.startswith(("{", "[")):
+            opened = Container("any", _splice_column(action, column), entry.blocks, self.file)
+            opened.members.append(Splice(line.number, entry.column, action.inner, line.blocks, line.variables))
+            entry.value = opened
+            self.stack.append(opened)
+            return
+        self.inline = (entry, column, value)
+        entry.literal = entry.flow_text = None
+        if value.startswith(("{", "[")):
             entry.flow = True
-        elif "\x00" in value or "\x01" in value:
+            if not _made(value):
+                entry.flow_text = _flow(value)
+        elif _made(value):
             entry.templated = True
         elif not value.startswith(("&", "*", "!")):
             entry.literal = _unquote(value)
@@ -386,8 +434,11 @@ class _Builder:
         if self.pending is not None:
             entry, above = self.pending
             self.pending = None
-            if column > above or (kind == "dash" and column == above and entry.key is not None):
-                opened = Container({"dash": "seq", "key": "map"}.get(kind, "any"), column, entry.blocks, self.file)
+            # `key:` then `- item` (or a splice of items) at the key's own column: YAML's compact sequence
+            compact = column == above and kind in ("dash", "splice") and entry.key is not None
+            if column > above or compact:
+                opened = Container("seq" if compact or kind == "dash" else "map" if kind == "key" else "any",
+                                   column, entry.blocks, self.file)
                 entry.value = opened
                 self.stack.append(opened)
                 return opened
@@ -445,6 +496,15 @@ def _split_key(text: str) -> tuple[str, bool, int] | None:
     if " #" in key or not key:
         return None
     return key, _made(key), at + 1
+
+
+def _flow(text: str) -> Any:
+    """A literal flow collection as plain data (see _plain); None when it does not parse."""
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+    except yaml.YAMLError:
+        return None
+    return None if node is None else _plain(node)
 
 
 def _made(text: str) -> bool:
@@ -518,8 +578,11 @@ def _multiplicity(member: Entry | Splice, container: Container) -> int:
 
 def _fit(node: Node, container: Container, depth: int) -> int:
     """How well the container's literal keys and values explain `node`; -1 when it cannot have written it."""
+    if isinstance(node, ScalarNode):  # nothing came out (`volumeMounts:` with only `toYaml` below): fine if optional
+        empty = node.tag.endswith(":null")
+        return 0 if empty and not any(_multiplicity(m, container) == ONCE for m in container.members) else -1
     if isinstance(node, SequenceNode):
-        return -1 if container.kind == "map" else 0
+        return -1 if container.kind == "map" else _fit_items(node, container, depth)
     if not isinstance(node, MappingNode) or container.kind == "seq":
         return -1
     if depth >= _FIT_DEPTH:
@@ -544,12 +607,45 @@ def _fit(node: Node, container: Container, depth: int) -> int:
     return score
 
 
+def _fit_items(node: SequenceNode, container: Container, depth: int) -> int:
+    """The items the template always writes must be among the rendered ones (a literal, or an item
+    whose literal keys and values agree with one)."""
+    if depth >= _FIT_DEPTH:
+        return 0
+    rendered = {item.value for item in node.value if isinstance(item, ScalarNode)}
+    score = 0
+    for member in container.members:
+        if not isinstance(member, Entry) or member.key is not None or _multiplicity(member, container) != ONCE:
+            continue
+        if member.literal is not None:
+            if member.literal not in rendered:
+                return -1
+            score += 2
+        elif isinstance(member.value, Container) or member.flow_text is not None:
+            best = max((_fit_value(member, item, depth + 1) for item in node.value), default=-1)
+            if best < 0:
+                return -1
+            score += best
+    return score
+
+
 def _fit_value(entry: Entry, node: Node, depth: int) -> int:
     if entry.literal is not None:
         return 2 if isinstance(node, ScalarNode) and node.value == entry.literal else -1
+    if entry.flow_text is not None:  # `verbs: [list, watch]`, compared as data
+        return 2 if _plain(node) == entry.flow_text else -1
     if isinstance(entry.value, Container):
         return _fit(node, entry.value, depth)
     return 0
+
+
+def _plain(node: Node) -> Any:
+    """A node as nested lists, dicts and scalar texts, for comparing what was written with what came out."""
+    if isinstance(node, MappingNode):
+        return {_plain(k): _plain(v) for k, v in node.value}
+    if isinstance(node, SequenceNode):
+        return [_plain(item) for item in node.value]
+    return node.value
 
 
 def _choose(candidates: list[Entry], node: Node) -> Entry | None:
@@ -569,6 +665,31 @@ class _Mapper:
         self.helpers = helpers
         self.values = values
         self.positions: dict[FieldPath, Place] = {}
+        self._active: dict[int, bool | None] = {}
+
+    def active(self, member: Entry | Splice) -> bool | None:
+        """Whether the conditions of the blocks around a member hold for this value set (None: unknown)."""
+        known = self._active.get(id(member), 0)
+        if known != 0:
+            return None if known is None else bool(known)
+        result: bool | None = True
+        for at, block in enumerate(member.blocks):
+            for expr, wanted in block.conditions:
+                truth = _truth(expr, member.blocks[:at], member.variables, self.values)
+                if truth is None:
+                    result = None
+                elif truth != wanted:
+                    result = False
+                    break
+            if result is False:
+                break
+        self._active[id(member)] = result
+        return result
+
+    def how_often(self, member: Entry, container: Container) -> int:
+        """_multiplicity, with `if`/`with` blocks whose conditions are known to hold counted as none."""
+        how = _multiplicity(member, container)
+        return ONCE if how == OPTIONAL and self.active(member) else how
 
     def container(self, node: Node, container: Container, path: FieldPath, depth: int) -> None:
         if depth > _MAX_DEPTH:
@@ -582,7 +703,7 @@ class _Mapper:
 
     def key(self, container: Container, key: str, value: Node, path: FieldPath, depth: int) -> bool:
         """Place one key of a rendered mapping written by `container` (literally, spliced, or by an action)."""
-        candidates = [m for m in container.members if isinstance(m, Entry) and m.key == key]
+        candidates = [m for m in container.members if isinstance(m, Entry) and m.key == key and self.active(m) is not False]
         if candidates:
             chosen = _choose(candidates, value)
             if chosen is not None:
@@ -592,9 +713,9 @@ class _Mapper:
             if len(candidates) > 1:
                 return False
         for member in container.members:
-            if isinstance(member, Splice) and self.spliced_key(member, key, value, path, depth):
+            if isinstance(member, Splice) and self.active(member) is not False and self.spliced_key(member, key, value, path, depth):
                 return True
-        dynamic = [m for m in container.members if isinstance(m, Entry) and m.dynamic]
+        dynamic = [m for m in container.members if isinstance(m, Entry) and m.dynamic and self.active(m) is not False]
         if len(dynamic) == 1:
             self.positions[path] = (container.file, dynamic[0].line, dynamic[0].column)
             self.value(dynamic[0], value, container.file, path, depth)
@@ -602,11 +723,14 @@ class _Mapper:
         return False
 
     def spliced_key(self, splice: Splice, key: str, value: Node, path: FieldPath, depth: int) -> bool:
-        target = self.resolve(splice)
-        if isinstance(target, Container):
-            return target.kind != "seq" and depth < _MAX_DEPTH and self.key(target, key, value, path, depth + 1)
-        if target is not None:
-            return self.from_values(value, (*target.path, key), path, target.templated)
+        if depth >= _MAX_DEPTH:
+            return False
+        for target in self.resolve(splice):
+            if isinstance(target, Container):
+                if target.kind != "seq" and self.key(target, key, value, path, depth + 1):
+                    return True
+            elif self.from_values(value, (*target.path, key), path, target.templated):
+                return True
         return False
 
     def value(self, entry: Entry, node: Node, file: str, path: FieldPath, depth: int) -> None:
@@ -614,66 +738,82 @@ class _Mapper:
             self.everything_below(node, path, (file, entry.line, entry.column))
         elif isinstance(entry.value, Container):
             self.container(node, entry.value, path, depth + 1)
-        elif isinstance(entry.value, Splice):
-            target = self.resolve(entry.value)
-            if isinstance(target, Container):
-                self.container(node, target, path, depth + 1)
-            elif target is not None:
-                self.values_below(node, target.path, path, target.templated)
+
+    def slots(self, container: Container, depth: int) -> list[tuple[Entry | Splice, Container, int]]:
+        """A sequence's members, with the items of `include`d helpers that write items in their place:
+        (member, the container it is written in, how often it is written within the sequence)."""
+        found: list[tuple[Entry | Splice, Container, int]] = []
+        for member in container.members:
+            if isinstance(member, Entry) and member.key is not None or self.active(member) is False:
+                continue
+            if isinstance(member, Entry):
+                found.append((member, container, self.how_often(member, container)))
+                continue
+            how = _multiplicity(member, container)
+            how = ONCE if how == OPTIONAL and self.active(member) else how
+            helper = next((t for t in self.resolve(member) if isinstance(t, Container)), None)
+            if helper is not None and helper.kind != "map" and depth < 8 and any(
+                    isinstance(m, Entry) and m.key is None for m in helper.members):
+                found.extend((inner, owner, max(how, inner_how)) for inner, owner, inner_how in self.slots(helper, depth + 1))
+            else:
+                found.append((member, container, MANY))
+        return found
 
     def sequence(self, items: list[tuple[int, Node]], container: Container, path: FieldPath, depth: int) -> None:
         """Match rendered items to the items the template writes, in order; the rest to its splices.
 
         An item inside `range` stands for as many items as the values it ranges over hold
-        (when that is known), one inside `if`/`with` for zero or one. Where two members could
-        have written an item and the order does not decide, the item is left unplaced.
+        (when that is known), one inside `if`/`with` for zero or one (once, when its condition
+        is known to hold). Where two members could have written an item and the order does not
+        decide, the item is left unplaced.
         """
-        members = container.members
+        slots = self.slots(container, 0)
         start = 0
         used: dict[int, int] = {}
         spliced: dict[int, list[tuple[int, Node]]] = {}
+        previous: tuple[_Block, ...] | None = None  # the blocks of the member that wrote the item before
         for index, item in items:
-            scored: list[tuple[int, int, bool]] = []  # (score, member, certain when first)
+            scored: list[tuple[int, int, bool]] = []  # (score, slot, certain when first)
             splice_at = -1
-            for at in range(start, len(members)):
-                member = members[at]
+            for at in range(start, len(slots)):
+                member, owner, how = slots[at]
                 if isinstance(member, Splice):
                     splice_at = at if splice_at < 0 else splice_at
                     continue
-                if member.key is not None:
-                    continue
-                how = _multiplicity(member, container)
-                limit = 1 if how != MANY else self.count(member, container)
+                limit = 1 if how != MANY else self.count(member, owner) if owner is container else None
                 if limit is not None and used.get(at, 0) >= limit:
                     continue
                 score = _fit_value(member, item, 1)
                 if score >= 0:
-                    scored.append((score, at, how == ONCE or limit is not None and how == MANY))
+                    # certain: it must be written here (once, a counted range, or beside the previous item)
+                    certain = how == ONCE or limit is not None and how == MANY or how == OPTIONAL and member.blocks == previous
+                    scored.append((score, at, certain))
                 if how == ONCE:
                     break
             if scored:
                 best = max(score for score, _, _ in scored)
                 tops = [(at, certain) for score, at, certain in scored if score == best]
                 at, certain = tops[0]
-                chosen = members[at]
+                chosen, owner, how = slots[at]
                 assert isinstance(chosen, Entry)
                 used[at] = used.get(at, 0) + 1
-                start = at if _multiplicity(chosen, container) == MANY else at + 1
+                start = at if how == MANY else at + 1
+                previous = chosen.blocks
                 if len(tops) == 1 or certain:
-                    self.positions[(*path, index)] = (container.file, chosen.line, chosen.column)
-                    self.value(chosen, item, container.file, (*path, index), depth)
+                    self.positions[(*path, index)] = (owner.file, chosen.line, chosen.column)
+                    self.value(chosen, item, owner.file, (*path, index), depth)
             elif splice_at >= 0:
                 spliced.setdefault(splice_at, []).append((index, item))
                 start = splice_at
         for at, produced in spliced.items():
-            splice = members[at]
+            splice = slots[at][0]
             assert isinstance(splice, Splice)
-            target = self.resolve(splice)
-            if isinstance(target, Container) and target.kind != "map" and depth < _MAX_DEPTH:
-                self.sequence(produced, target, path, depth + 1)
-            elif target is not None and not isinstance(target, Container):
+            for target in self.resolve(splice):
+                if isinstance(target, Container):
+                    continue  # a helper writing items was expanded into slots; this one writes none we know
                 for offset, (index, item) in enumerate(produced):
                     self.from_values(item, (*target.path, offset), (*path, index), target.templated)
+                break
 
     def count(self, member: Entry, container: Container) -> int | None:
         """How many items a member inside one `range` over values writes; None when not known."""
@@ -682,7 +822,7 @@ class _Mapper:
         if len(inner) != 1 or inner[0].kind != "range":
             return None
         subject = re.sub(r"^\$\w*(?:\s*,\s*\$\w*)?\s*:=\s*", "", inner[0].expr)
-        values_path = _values_path(subject, member.blocks[:-1], {})
+        values_path = _values_path(subject, member.blocks[:-1], member.variables)
         return None if values_path is None else self.values.size(values_path)
 
     def everything_below(self, node: Node, path: FieldPath, place: Place) -> None:
@@ -697,14 +837,15 @@ class _Mapper:
                 self.everything_below(item, (*path, index), place)
 
     def from_values(self, node: Node, values_path: FieldPath, path: FieldPath, templated: bool = False) -> bool:
-        """Place a field spliced from the values on the values line that sets it (if it says the same)."""
+        """Place a field spliced from the values on the values line that sets it, if it says the same
+        (or, for values that are templates themselves, `tpl`'s input)."""
         found = self.values.find(values_path)
         if found is None:
             return False
         place, written = found
         if isinstance(node, ScalarNode) != isinstance(written, ScalarNode):
             return False
-        if isinstance(node, ScalarNode) and node.value != written.value and not templated:
+        if isinstance(node, ScalarNode) and node.value != written.value and not (templated and "{{" in written.value):
             return False
         self.positions[path] = place
         self.values_below(node, values_path, path, templated)
@@ -719,17 +860,26 @@ class _Mapper:
             for index, item in enumerate(node.value):
                 self.from_values(item, (*values_path, index), (*path, index), templated)
 
-    def resolve(self, splice: Splice) -> Container | _FromValues | None:
-        """What a splice outputs: a helper's skeleton, values (`toYaml`, `tpl (toYaml ...)`), or unknown."""
+    def resolve(self, splice: Splice) -> list[Container | _FromValues]:
+        """Where what a splice outputs is written, most certain first: an `include`d helper's skeleton,
+        values (`toYaml .Values.x`, `tpl (toYaml ...)`), and for a helper given one `.Values.x` in its
+        argument (`include "common.tplvalues.render" (dict "value" .Values.x ...)`) those values too."""
         commands = _pipeline(splice.expr)
-        head = commands[0].split() if commands else []
+        head = commands[0].split(None, 2) if commands else []
         if len(head) > 1 and head[0] in ("include", "template") and head[1].startswith('"'):
-            return self.helpers(head[1].strip('"'))
+            targets: list[Container | _FromValues] = []
+            helper = self.helpers(head[1].strip('"'))
+            if helper is not None:
+                targets.append(helper)
+            named = {m.group(1) for m in _VALUES_REF.finditer(head[2] if len(head) > 2 else "") if m.group(1)}
+            if len(named) == 1:
+                targets.append(_FromValues(tuple(p for p in named.pop().split(".") if p), True))
+            return targets
         templated = head[:1] == ["tpl"]
         if templated:
             commands = _pipeline(_group(commands[0][3:]))
         values_path = _to_yaml(commands, splice.blocks, splice.variables)
-        return None if values_path is None else _FromValues(values_path, templated)
+        return [] if values_path is None else [_FromValues(values_path, templated)]
 
 
 class _FromValues(NamedTuple):
@@ -760,6 +910,71 @@ def _group(text: str) -> str:
         if depth == 0:
             return text[1:at]
     return ""
+
+
+def _truth(expr: str, blocks: tuple[_Block, ...], variables: Variables, values: Values, depth: int = 0) -> bool | None:
+    """The truth of a simple condition on values (`.Values.x`, `not`, `and`, `or`, `eq`, `ne`); None if unknown."""
+    words = _words(expr)
+    if len(words) == 1 and words[0].startswith("("):
+        words = _words(_group(words[0]))
+    if not words or depth > 8:
+        return None
+    head, arguments = words[0], words[1:]
+    if head == "not" and len(arguments) == 1:
+        truth = _truth(arguments[0], blocks, variables, values, depth + 1)
+        return None if truth is None else not truth
+    if head in ("and", "or") and len(arguments) >= 2:
+        truths = [_truth(a, blocks, variables, values, depth + 1) for a in arguments]
+        decisive = head == "or"  # the value that settles it
+        if decisive in truths:
+            return decisive
+        return None if None in truths else not decisive
+    if head in ("eq", "ne") and len(arguments) == 2:
+        left, right = (_operand(a, blocks, variables, values) for a in arguments)
+        if left is None or right is None:
+            return None
+        return (left == right) == (head == "eq")
+    if not arguments:
+        values_path = _values_path(head, blocks, variables)
+        return None if values_path is None else values.truthy(values_path)
+    return None
+
+
+def _operand(word: str, blocks: tuple[_Block, ...], variables: Variables, values: Values) -> str | None:
+    if len(word) >= 2 and word[0] == word[-1] == '"':
+        return word[1:-1]
+    if re.fullmatch(r"-?\d+", word) or word in ("true", "false"):
+        return word
+    values_path = _values_path(word, blocks, variables)
+    found = values.find(values_path) if values_path is not None else None
+    return found[1].value if found is not None and isinstance(found[1], ScalarNode) else None
+
+
+def _words(expr: str) -> list[str]:
+    """An expression's words, a quoted string or a parenthesised group counting as one."""
+    words: list[str] = []
+    current: list[str] = []
+    depth = 0
+    quote = ""
+    for char in expr.strip():
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "\"`":
+            quote = char
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char.isspace() and depth == 0:
+            if current:
+                words.append("".join(current))
+                current = []
+            continue
+        current.append(char)
+    if current:
+        words.append("".join(current))
+    return words
 
 
 def _pipeline(expr: str) -> list[str]:
