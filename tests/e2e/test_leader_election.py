@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import signal
 import time
-from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
 
 from tests.e2e.cluster import Cluster, ClusterOptions
 from tests.e2e.install import Controller, Installation
-from tests.e2e.own_cluster import controller_option, gated_pod, lease, marked, micro_time, new_namespace, own_installation
+from tests.e2e.own_cluster import (controller_option, gated_pod, lease, marked, micro_time, new_namespace,
+                                    own_installation)
 from tests.e2e.processes import wait_for
 from tests.webhook.exposition import value
 
