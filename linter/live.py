@@ -280,7 +280,7 @@ def _get(obj: Any, *path: str) -> Any:
 def _namespaces(api: Sender, items: list[_Item], notices: list[str]) -> None:
     names = sorted({i.namespace for i in items if not i.skip and i.namespace})
     created = {i.name for i in items if (i.api_version, i.kind) == ("v1", "Namespace")}
-    responses = api.send([Request("GET", f"/api/v1/namespaces/{n}") for n in names])
+    responses = api.send([Request("GET", f"/api/v1/namespaces/{n}") for n in names]) if names else []
     denied = False
     for name, response in zip(names, responses):
         if response.status == 404:
@@ -315,7 +315,7 @@ def _fetch_live(api: Sender, items: list[_Item], notices: list[str]) -> None:
     single = [m for key, members in groups.items() if key not in listed for m in members]
     requests = [Request("GET", m.resource.item(m.namespace, m.name)) for m in single if m.resource is not None]
     denied: dict[str, int] = {}
-    for item, response in zip(single, api.send(requests)):
+    for item, response in zip(single, api.send(requests) if requests else []):
         if response.status == 200 and isinstance(response.body, dict):
             item.live = response.body
         elif _forbidden(response):
@@ -436,7 +436,7 @@ def _scalable(item: _Item) -> bool:
 def _dry_runs(api: Sender, items: list[_Item], options: LiveOptions, catalog: dict[tuple[str, str], Resource],
               settings_for: Callable[[str], Settings]) -> None:
     schemas = _openapi(api, items) if options.apply_mode == CLIENT else {}
-    requests: list[Request] = []
+    requests: list[Request] = []  # one round of apply dry runs, then one of creates for FW507
     asked: list[_Item] = []
     for item in items:
         request = _apply_request(item, options, schemas)
@@ -445,14 +445,23 @@ def _dry_runs(api: Sender, items: list[_Item], options: LiveOptions, catalog: di
             continue
         requests.append(request)
         asked.append(item)
-    fresh = [i for i in items if i.live is not None and settings_for(i.source.file).enabled("FW507")]
-    fresh_requests = [_fresh_request(i, options) for i in fresh]
-    responses = api.send(requests + fresh_requests)
-    for item, response in zip(asked, responses[: len(requests)]):
+    for item, response in zip(asked, api.send(requests) if requests else []):
         _take(item, response)
-    for item, response in zip(fresh, responses[len(requests):]):
+    # FW507's baseline, a dry-run create of the manifest under a generated name, for the objects whose
+    # spec the apply changes (a default left behind comes from a change of another field)
+    fresh = [i for i in items if i.live is not None and i.result is not None and _changes(i.live, i.result)
+             and settings_for(i.source.file).enabled("FW507")]
+    for item, response in zip(fresh, api.send([_fresh_request(i, options) for i in fresh]) if fresh else []):
         if 200 <= response.status < 300 and isinstance(response.body, dict) and item.live is not None:
             item.fresh = _as_live(response.body, item.live)
+
+
+def _changes(live: Mapping[str, Any], result: Mapping[str, Any]) -> bool:
+    """Whether the apply changes the object beyond its metadata and status."""
+    from ..policies.live import same
+
+    keys = (set(live) | set(result)) - {"metadata", "status"}
+    return any(not same(live.get(key), result.get(key)) for key in keys)
 
 
 def _take(item: _Item, response: Response) -> None:

@@ -37,6 +37,7 @@ LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 # Managers kubectl writes as when it creates an object: their ownership of defaulted fields
 # says nothing about another writer (see `ours_or_creation`).
 CREATION_MANAGERS = frozenset({"kubectl-client-side-apply", "kubectl-create", "before-first-apply"})
+KUBECTL_APPLIERS = {"kubectl": "Apply", "kubectl-client-side-apply": "Update"}  # manager -> operation
 
 # Kinds whose `spec.replicas` defaults to 1 when it is absent (what a removed field becomes).
 REPLICAS_DEFAULT_ONE = frozenset({
@@ -327,8 +328,16 @@ def is_ours(owner: Owner, case: LiveCase) -> bool:
 
 
 def ours_or_creation(owner: Owner, case: LiveCase) -> bool:
-    """The applier, or a kubectl command that created the object (it owns the defaults it stored)."""
-    return is_ours(owner, case) or (not owner.subresource and owner.manager in CREATION_MANAGERS)
+    """The applier, or a kubectl command that created the object (it owns the defaults it stored).
+
+    With kubectl's own field managers, kubectl's other apply mode counts as the applier too (a team
+    moving from client- to server-side apply is not another writer).
+    """
+    if owner.subresource:
+        return False
+    if is_ours(owner, case) or owner.manager in CREATION_MANAGERS:
+        return True
+    return case.field_manager in KUBECTL_APPLIERS and KUBECTL_APPLIERS.get(owner.manager) == owner.operation
 
 
 def manager_text(owner: Owner) -> str:

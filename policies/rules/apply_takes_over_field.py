@@ -11,8 +11,10 @@ This is what a client-side `kubectl apply` does to other writers' fields (its up
 conflicts), and what a server-side apply with `--force-conflicts` does (Flux and Argo CD's
 `ServerSideApply` force). A plain server-side apply is refused instead (FW503). Managers that
 created the object (`kubectl-create`, `before-first-apply`, the client-side applier) are not
-"other writers"; the replicas and resources of live autoscalers are FW505's. With
-`--read-only` the change is predicted from the manifest's values and the live managedFields.
+"other writers", nor, when the field manager is kubectl's, kubectl's other apply mode (a team
+moving between client- and server-side apply); the replicas and resources of live autoscalers
+are FW505's. With `--read-only` the change is predicted from the manifest's values and the
+live managedFields.
 
 ## Why is this bad?
 Someone changed the live object on purpose (an image set by an image updater, a value an

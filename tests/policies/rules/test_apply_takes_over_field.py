@@ -44,3 +44,15 @@ def test_replicas_under_an_hpa_are_left_to_fw505() -> None:
     after["spec"]["replicas"] = 3
     assert [v.path for v in rule.check(case(manifest, stored, result=after, force=True), {})] == [("spec", "replicas")]
     assert not list(rule.check(case(manifest, stored, result=after, force=True, hpas=({"kind": "x"},)), {}))
+
+
+def test_kubectls_other_apply_mode_is_the_same_applier_when_the_manager_is_kubectls() -> None:
+    server_side = apply_entry("kubectl", {"f:spec": {"f:template": {"f:spec": {"f:containers": {
+        'k:{"name":"web"}': {"f:image": {}}}}}}})
+    manifest = deployment()
+    stored = live(manifest, [server_side])
+    stored["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.28"
+    moving = case(manifest, stored, read_only=True, mode=CLIENT, field_manager="kubectl-client-side-apply")
+    assert not list(rule.check(moving, {}))
+    helm = case(manifest, stored, read_only=True, mode=CLIENT, field_manager="helm")
+    assert len(list(rule.check(helm, {}))) == 1
