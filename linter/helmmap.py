@@ -413,7 +413,8 @@ class _Builder:
         if value == "\x00" and _block_output(line.outputs[outputs_before]):
             # `labels: {{- include "x.labels" . | nindent 4 }}`, maybe more keys below at that indentation
             action = line.outputs[outputs_before]
-            opened = Container("any", _splice_column(action, column), entry.blocks, self.file)
+            below = _splice_column(action, column)  # at the key's own column only items can follow
+            opened = Container("any" if below > column else "seq", below, entry.blocks, self.file)
             opened.members.append(Splice(line.number, entry.column, action.inner, line.blocks, line.variables))
             entry.value = opened
             self.stack.append(opened)
@@ -544,11 +545,12 @@ def map_object(node: Node, template: Template, helpers: Helpers, values: Values)
     `helpers` finds a helper's skeleton by name (`include "web.labels"`); `values` says where
     the value set writes a values path.
     """
-    document = _document(node, template.documents)
+    mapper = _Mapper(helpers, values)
+    live = [d for d in template.documents if not d.root.members or mapper.active(d.root.members[0]) is not False]
+    document = _document(node, live or template.documents)
     if document is None:
         return (template.file, 1, 1), {}
     anchor = (template.file, document.line, document.column)
-    mapper = _Mapper(helpers, values)
     mapper.positions[()] = anchor
     mapper.container(node, document.root, (), 0)
     return anchor, mapper.positions
@@ -895,7 +897,7 @@ def _to_yaml(commands: list[str], blocks: tuple[_Block, ...], variables: Variabl
         words = command.split(None, 1)
         if words and words[0] == "toYaml":
             argument = words[1] if len(words) > 1 else (commands[index - 1] if index else "")
-            return _values_path(argument, blocks, variables)
+            return _values_path(argument, blocks, variables, loose=True)
     return None
 
 
@@ -1002,11 +1004,13 @@ def _pipeline(expr: str) -> list[str]:
     return commands
 
 
-def _values_path(argument: str, blocks: tuple[_Block, ...], variables: Variables, depth: int = 0) -> FieldPath | None:
+def _values_path(argument: str, blocks: tuple[_Block, ...], variables: Variables, depth: int = 0,
+                 loose: bool = False) -> FieldPath | None:
     """The values path an expression names: `.Values.a.b`, `.`/`.b` inside `with .Values.a`,
-    `$v.b` after `$v := .Values.a`."""
+    `$v.b` after `$v := .Values.a`; `loose`, also the one values path in a larger expression
+    (`default dict .Values.a`: its structure, for `toYaml`, not its value)."""
     argument = argument.strip()
-    while argument.startswith("(") and argument.endswith(")"):
+    while argument.startswith("(") and _group(argument) == argument[1:-1]:
         argument = argument[1:-1].strip()
     direct = _VALUES_REF.fullmatch(argument)
     if direct:
@@ -1016,7 +1020,7 @@ def _values_path(argument: str, blocks: tuple[_Block, ...], variables: Variables
         if variable.group(1) not in variables or depth > 8:
             return None
         expr, where = variables[variable.group(1)]
-        base = _values_path(expr, where, variables, depth + 1)
+        base = _values_path(expr, where, variables, depth + 1, loose)
         return None if base is None else (*base, *(part for part in variable.group(2).split(".") if part))
     relative = _DOT_REF.fullmatch(argument)
     if argument == "." or relative and relative.group(1).split(".")[0] not in _ROOT_OBJECTS:
@@ -1031,6 +1035,6 @@ def _values_path(argument: str, blocks: tuple[_Block, ...], variables: Variables
                 return None if base is None else (*base, *below)
         return None
     named = {m.group(1) for m in _VALUES_REF.finditer(argument) if m.group(1)}
-    if len(named) == 1:
+    if loose and len(named) == 1:
         return tuple(part for part in named.pop().split(".") if part)
     return None
