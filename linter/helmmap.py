@@ -43,6 +43,7 @@ _NINDENT = re.compile(r"\bnindent\s+(\d+)")
 _INDENT = re.compile(r"\bindent\s+(\d+)")
 _BLOCK_SCALAR = re.compile(r"[|>][-+0-9]*\s*(?:#.*)?$")
 _VALUES_REF = re.compile(r"\$?\.Values((?:\.[A-Za-z_][\w-]*)*)")
+_REFERENCE = re.compile(r"\$?\.Values(?:\.[A-Za-z_][\w-]*)+|\$\w+(?:\.[A-Za-z_][\w-]*)*")  # values, or a variable
 _DOT_REF = re.compile(r"\.([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*)")
 _ROOT_OBJECTS = ("Values", "Release", "Chart", "Capabilities", "Template", "Files")
 
@@ -873,9 +874,10 @@ class _Mapper:
             helper = self.helpers(head[1].strip('"'))
             if helper is not None:
                 targets.append(helper)
-            named = {m.group(1) for m in _VALUES_REF.finditer(head[2] if len(head) > 2 else "") if m.group(1)}
+            named = {path for path in (_values_path(m.group(), splice.blocks, splice.variables)
+                                       for m in _REFERENCE.finditer(head[2] if len(head) > 2 else "")) if path}
             if len(named) == 1:
-                targets.append(_FromValues(tuple(p for p in named.pop().split(".") if p), True))
+                targets.append(_FromValues(named.pop(), True))
             return targets
         templated = head[:1] == ["tpl"]
         if templated:

@@ -30,7 +30,7 @@ from fieldwarden.linter import helm
 from fieldwarden.linter.rendered import Render, RenderedObject, locate
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "helm"
-CHARTS = ("web", "platform", "legacy")
+CHARTS = ("web", "platform", "legacy", "operator")
 MARKER = re.compile(r"#\s*expect(?:\[([\w,-]+)\])?:\s*(\S+)\s+(\S+)\s*$")
 PATH_PART = re.compile(r'\.?([^.\[\]"]+)|\[(\d+)\]|\["([^"]+)"\]')
 
@@ -209,6 +209,7 @@ def test_charts_and_their_value_sets() -> None:
         "web": [(), ("web/ci/ha-values.yaml",), ("web/ci/recreate-values.yaml",)],
         "platform": [(), ("platform/ci/small-values.yaml",)],
         "legacy": [()],
+        "operator": [(), ("operator/ci/webhook-values.yaml",)],
     }  # platform/charts/cache is a subchart, platform/charts/common a library
 
 
