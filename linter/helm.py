@@ -30,9 +30,7 @@ import json
 import os
 import re
 import sys
-import tarfile
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Iterator, NamedTuple, Sequence, Union
 
@@ -43,6 +41,7 @@ from .loader import load
 from .rendered import FieldPath, Place, Render, RenderedObject, RenderProblem
 
 EXTRA = "render"  # the optional dependency's extra in pyproject.toml
+SOURCES = (__file__, helmmap.__file__)  # the code a render depends on besides Helm (for a render cache's key)
 RELEASE = "release-name"  # `helm template`'s release name when none is given
 TIMEOUT = 60.0  # seconds a render may take, child process start included
 MEMORY = 1 << 30  # bytes of data the rendering process may hold
@@ -50,6 +49,7 @@ MAX_OUTPUT = 32 << 20  # characters of rendered manifests
 MAX_FILE = 5 << 20  # Helm's own limit on one chart file
 MAX_CHART = 64 << 20  # bytes of one chart, subcharts and unpacked archives included
 MAX_FILES = 10_000
+MAX_NESTING = 20  # subcharts of subcharts... mapped to their files, at most this deep
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn"})
 
 
@@ -223,11 +223,13 @@ def _metadata(data: bytes, chart_yaml: str, problems: list[RenderProblem]) -> di
 
 # -- the chart's files, and the private copy Helm renders -------------------------------------
 
-@dataclass
 class _Snapshot:
-    files: dict[str, bytes] = field(default_factory=dict)  # chart-relative POSIX path -> content
-    links: list[str] = field(default_factory=list)  # project-relative links left out
-    fatal: bool = False
+    __slots__ = ("files", "links", "fatal")
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}  # chart-relative POSIX path -> content
+        self.links: list[str] = []  # project-relative links left out
+        self.fatal = False
 
 
 def _snapshot(here: Path, chart: str, problems: list[RenderProblem]) -> _Snapshot:
@@ -313,6 +315,10 @@ class _Layout:
     def _unpack(self, snapshot: _Snapshot) -> None:
         """Subchart archives (`charts/*.tgz`, at any depth) become folders, read with care."""
         pending = sorted(name for name in self.files if _is_archive(name))
+        if not pending:
+            return
+        import tarfile
+
         budget = MAX_CHART
         while pending:
             name = pending.pop(0)
@@ -360,7 +366,7 @@ class _Layout:
         subs = sorted({n[len(prefix) + len("charts/"):].split("/", 1)[0] for n in self.files
                        if n.startswith(prefix + "charts/") and n.endswith("/Chart.yaml")
                        and n[len(prefix) + len("charts/"):].count("/") == 1})
-        for sub in subs:
+        for sub in subs if len(scope) < MAX_NESTING else ():
             sub_prefix = f"{prefix}charts/{sub}/"
             sub_meta = _plain_yaml(self.files.get(sub_prefix + "Chart.yaml", b""))
             sub_name = str(sub_meta.get("name") or sub) if isinstance(sub_meta, dict) else sub
@@ -805,6 +811,9 @@ def _objects(manifests: dict[str, Any], layout: _Layout, sources: _ValueSources,
                 continue
                 objects.append(RenderedObject(piece, {}, fallback))
                 continue
-            anchor, positions = helmmap.map_object(node, template, templates.helper, _ScopedValues(sources, item.scope))
+            try:
+                anchor, positions = helmmap.map_object(node, template, templates.helper, _ScopedValues(sources, item.scope))
+            except Exception:  # a template the mapping cannot read must not cost the render: findings go on its file
+                anchor, positions = (template.file, 1, 1), {}
             objects.append(RenderedObject(piece, positions, anchor))
     return objects

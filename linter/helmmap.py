@@ -25,7 +25,6 @@ told apart) is left out, and the caller reports it at its nearest enclosing fiel
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, NamedTuple, Protocol, Union
 
 import yaml
@@ -107,43 +106,51 @@ def _otherwise(opened: _Block, inner: str) -> _Block:
 Variables = dict[str, tuple[str, tuple[_Block, ...]]]  # `$name` -> the expression assigned, and where
 
 
-@dataclass(eq=False)
 class Splice:
     """An action whose output is YAML structure at its place (`include ... | nindent 4`)."""
 
-    line: int
-    column: int
-    expr: str
-    blocks: tuple[_Block, ...]
-    variables: Variables = field(default_factory=dict)
+    __slots__ = ("line", "column", "expr", "blocks", "variables")
+
+    def __init__(self, line: int, column: int, expr: str, blocks: tuple[_Block, ...], variables: Variables) -> None:
+        self.line = line
+        self.column = column
+        self.expr = expr
+        self.blocks = blocks
+        self.variables = variables
 
 
-@dataclass(eq=False)
 class Entry:
     """A key of a mapping, or an item of a sequence (key None), as the template writes it."""
 
-    key: str | None
-    dynamic: bool  # the key is made by an action
-    line: int
-    column: int
-    blocks: tuple[_Block, ...]
-    literal: str | None = None  # the scalar value as written, when no action makes it
-    templated: bool = False  # an action makes the scalar value
-    flow: bool = False  # a flow collection (`[a, b]`, `{a: 1}`) written on the line
-    flow_text: Any = None  # that collection as plain data, when no action writes in it
-    value: Container | None = None  # what is written below it (or spliced in there)
-    variables: Variables = field(default_factory=dict)  # for the conditions of its blocks
+    __slots__ = ("key", "dynamic", "line", "column", "blocks", "variables", "literal", "templated", "flow",
+                 "flow_text", "value")
+
+    def __init__(self, key: str | None, dynamic: bool, line: int, column: int, blocks: tuple[_Block, ...],
+                 variables: Variables) -> None:
+        self.key = key
+        self.dynamic = dynamic  # the key is made by an action
+        self.line = line
+        self.column = column
+        self.blocks = blocks
+        self.variables = variables  # for the conditions of its blocks
+        self.literal: str | None = None  # the scalar value as written, when no action makes it
+        self.templated = False  # an action makes the scalar value
+        self.flow = False  # a flow collection (`[a, b]`, `{a: 1}`) written on the line
+        self.flow_text: Any = None  # that collection as plain data, when no action writes in it
+        self.value: Container | None = None  # what is written below it (or spliced in there)
 
 
-@dataclass(eq=False)
 class Container:
     """A mapping or sequence of the template ("any" until its first member tells)."""
 
-    kind: str
-    column: int
-    blocks: tuple[_Block, ...]
-    file: str
-    members: list[Entry | Splice] = field(default_factory=list)
+    __slots__ = ("kind", "column", "blocks", "file", "members")
+
+    def __init__(self, kind: str, column: int, blocks: tuple[_Block, ...], file: str) -> None:
+        self.kind = kind
+        self.column = column
+        self.blocks = blocks
+        self.file = file
+        self.members: list[Entry | Splice] = []
 
 
 class Document(NamedTuple):
@@ -380,7 +387,7 @@ class _Builder:
             while index < len(content) and content[index] == " ":
                 index += 1
             item = Entry(None, False, line.number, (line.columns[first + index] if index < len(content) else column + 2) + 1,
-                         line.blocks, variables=line.variables)
+                         line.blocks, line.variables)
             container.members.append(item)
             self.pending = (item, column)
         rest = content[index:]
@@ -398,7 +405,7 @@ class _Builder:
         container = self._place(column, "key", line)
         if container is None:
             return
-        entry = Entry(None if dynamic else name, dynamic, line.number, column + 1, line.blocks, variables=line.variables)
+        entry = Entry(None if dynamic else name, dynamic, line.number, column + 1, line.blocks, line.variables)
         container.members.append(entry)
         value = _strip_comment(rest[value_at:])
         if not value:

@@ -270,6 +270,16 @@ def test_values_files_apply_in_order_and_are_inputs(tmp_path: Path) -> None:
     assert render.inputs == ["chart/Chart.yaml", "chart/templates/cm.yaml", "chart/values.yaml", "one.yaml", "two.yaml"]
 
 
+def test_a_chart_at_the_project_root(tmp_path: Path) -> None:
+    write(tmp_path, {"Chart.yaml": CHART, "values.yaml": "n: 2\n",
+                     "templates/cm.yaml": "kind: ConfigMap\ndata:\n  n: {{ .Values.n | quote }}\n"})
+    assert helm.find_charts(tmp_path, files_below(tmp_path)) == {".": [()]}
+    for folder in (".", ""):
+        render = helm.render_chart(tmp_path, folder, [])
+        assert not render.problems and render.inputs == ["Chart.yaml", "templates/cm.yaml", "values.yaml"]
+        assert locate(render.objects[0], ("data", "n")) == (("templates/cm.yaml", 3, 3), True)
+
+
 def test_render_is_plain_data_for_the_cache() -> None:
     render = helm.render_chart(FIXTURES, "web", [])
     plain = ([(o.text, o.positions, o.anchor) for o in render.objects], render.inputs, [tuple(p) for p in render.problems])
