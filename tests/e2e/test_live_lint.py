@@ -238,14 +238,25 @@ spec:
 """
 
 
-def test_a_manifest_dropping_replicas_under_a_live_hpa(
-        controller_manager: Cluster, kubectl: Kubectl, namespace: str, folder: Path) -> None:
-    cluster = controller_manager
+OPT_OUT = ("fieldwarden.io/admission", "disabled")  # the chart's admission.optOutLabel
+
+
+def scaled_by_hpa(kubectl: Kubectl, namespace: str) -> None:
+    """Deployment web applied client-side with replicas 2, and an HPA (minReplicas 4) that scaled it to 4."""
     apply(kubectl, deployment_text(namespace, replicas=2))  # client-side: replicas 2 in last-applied
     apply(kubectl, HPA.format(namespace=namespace))
     # the HPA controller raises the Deployment to minReplicas through the scale subresource
     wait_for(lambda: kubectl.get("deployment", "web", namespace)["spec"]["replicas"] == 4,
              "the HPA to scale web to 4", 60, interval=0.5)
+
+
+def test_a_manifest_dropping_replicas_under_a_live_hpa(
+        controller_manager: Cluster, kubectl: Kubectl, namespace: str, folder: Path) -> None:
+    cluster = controller_manager
+    # fieldwarden's own webhook (FW403), when another test installed it, would keep the HPA's count:
+    # this namespace opts out (the next test shows the live check seeing that protection)
+    kubectl("label", "namespace", namespace, f"{OPT_OUT[0]}={OPT_OUT[1]}")
+    scaled_by_hpa(kubectl, namespace)
     write(folder, "web.yaml", deployment_text(namespace, replicas=None))
 
     run = live_lint(cluster, folder, "--apply-mode", "client")
@@ -270,6 +281,17 @@ def test_a_manifest_dropping_replicas_under_a_live_hpa(
     assert live_findings(live_lint(cluster, folder, "--apply-mode", "client")) == [
         ("web.yaml", 7, 3, "FW505", "spec.replicas: HorizontalPodAutoscaler web scales this Deployment (live 4); the "
          "apply would store 2")]
+
+
+def test_with_fieldwardens_webhook_the_dry_run_keeps_the_hpas_count_and_nothing_is_reported(
+        fieldwarden: Installation, controller_manager: Cluster, kubectl: Kubectl, namespace: str, folder: Path) -> None:
+    scaled_by_hpa(kubectl, namespace)
+    write(folder, "web.yaml", deployment_text(namespace, replicas=None))
+    # FW403 keeps live replicas on every UPDATE of a workload an HPA targets, dry runs included, once
+    # its inventory has seen the HPA (a watch: a moment)
+    wait_for(lambda: dry_run(kubectl, folder / "web.yaml")["spec"]["replicas"] == 4,
+             "fieldwarden's webhook to keep the HPA's replicas", 30, interval=0.5)
+    assert live_findings(live_lint(controller_manager, folder, "--apply-mode", "client")) == []
 
 
 def test_a_defaulted_image_pull_policy_stays_after_pinning_the_image(

@@ -214,3 +214,11 @@ def test_options_are_checked() -> None:
 
     with pytest.raises(LiveError, match="--apply-mode must be one of server, client"):
         check([], LiveOptions(apply_mode="kubectl"), lambda f: live_settings(), Recorder())
+
+
+def test_the_webhook_runs_no_live_rule_and_accepts_the_cluster_section() -> None:
+    from fieldwarden.webhook.server.handlers import admission_rules
+
+    codes = {rule.CODE for function in ("validate", "mutate") for rule in admission_rules(function)}
+    assert codes and not {code for code in codes if code.startswith("FW5")}
+    validate({"cluster": {"context": "prod"}, "webhook": {"on-stale-inventory": "deny"}}, "config.yaml")
