@@ -757,7 +757,7 @@ class _Templates:
     def __init__(self, layout: _Layout) -> None:
         self.layout = layout
         self.parsed: dict[str, helmmap.Template] = {}
-        self.helpers: dict[str, list[tuple[int, str, helmmap.Container]]] | None = None
+        self.helpers: dict[str, list[tuple[int, str, helmmap.Container]]] | None = None  # by name, when asked
 
     def template(self, item: _Chart, inner: str) -> helmmap.Template | None:
         file = self.layout.file_of(item, inner)
@@ -772,18 +772,25 @@ class _Templates:
         """A helper by name; of several, the one Helm keeps (the least deep chart's, as Helm parses it last)."""
         if self.helpers is None:
             self.helpers = {}
+        if name not in self.helpers:
+            found = []
+            wanted = f'"{name}"'.encode()
             for item in self.layout.charts:
-                for key in sorted(self.layout.files):
-                    if key.startswith(item.prefix + "templates/") and item.home is not None:
+                if item.home is None:
+                    continue
+                for key, data in self.layout.files.items():
+                    if key.startswith(item.prefix + "templates/") and wanted in data:  # cheap look before parsing
                         template = self.template(item, key[len(item.prefix):])
-                        for defined, root in (template.defines.items() if template else ()):
-                            self.helpers.setdefault(defined, []).append((item.prefix.count("/"), key, root))
-        found = self.helpers.get(name)
-        return min(found, key=lambda f: (f[0], f[1]))[2] if found else None
+                        if template is not None and name in template.defines:
+                            found.append((item.prefix.count("/"), key, template.defines[name]))
+            self.helpers[name] = found
+        defined = self.helpers[name]
+        return min(defined, key=lambda f: (f[0], f[1]))[2] if defined else None
 
 
 def _objects(manifests: dict[str, Any], layout: _Layout, sources: _ValueSources, problems: list[RenderProblem]) -> list[RenderedObject]:
     templates = _Templates(layout)
+    memo: dict[int, bool | None] = {}  # conditions evaluated, by template member (one value set)
     chart_yaml = _join(layout.chart, "Chart.yaml")
     objects: list[RenderedObject] = []
     for helm_path in sorted(manifests):
@@ -812,7 +819,8 @@ def _objects(manifests: dict[str, Any], layout: _Layout, sources: _ValueSources,
                 objects.append(RenderedObject(piece, {}, fallback))
                 continue
             try:
-                anchor, positions = helmmap.map_object(node, template, templates.helper, _ScopedValues(sources, item.scope))
+                anchor, positions = helmmap.map_object(node, template, templates.helper,
+                                                       _ScopedValues(sources, item.scope), memo)
             except Exception:  # a template the mapping cannot read must not cost the render: findings go on its file
                 anchor, positions = (template.file, 1, 1), {}
             objects.append(RenderedObject(piece, positions, anchor))

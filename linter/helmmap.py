@@ -248,12 +248,12 @@ def _lines(text: str, actions: list[_Action], start: int, end: int, skip: list[t
         while True:
             newline = text.find("\n", segment_start, event_start)
             stop = event_start if newline < 0 else newline
-            for offset in range(segment_start, stop):
-                char = text[offset]
-                if snapshot is None and not char.isspace():
+            if stop > segment_start:
+                piece = text[segment_start:stop]
+                if snapshot is None and not piece.isspace():
                     snapshot = tuple(blocks)
-                masked.append(char)
-                columns.append(offset - line_start)
+                masked.append(piece)
+                columns.extend(range(segment_start - line_start, stop - line_start))
             if newline < 0:
                 break
             yield _Line(first, "".join(masked), columns, outputs, snapshot or tuple(blocks), _visible(scopes))
@@ -547,13 +547,15 @@ def _unquote(value: str) -> str:
 Helpers = Callable[[str], Union[Container, None]]
 
 
-def map_object(node: Node, template: Template, helpers: Helpers, values: Values) -> tuple[Place, dict[FieldPath, Place]]:
+def map_object(node: Node, template: Template, helpers: Helpers, values: Values,
+               memo: dict[int, bool | None] | None = None) -> tuple[Place, dict[FieldPath, Place]]:
     """The anchor of a rendered object (its document's first line) and the places of its fields.
 
     `helpers` finds a helper's skeleton by name (`include "web.labels"`); `values` says where
-    the value set writes a values path.
+    the value set writes a values path; `memo`, shared by the objects of one render (one value
+    set), keeps the conditions already evaluated.
     """
-    mapper = _Mapper(helpers, values)
+    mapper = _Mapper(helpers, values, {} if memo is None else memo)
     live = [d for d in template.documents if not d.root.members or mapper.active(d.root.members[0]) is not False]
     document = _document(node, live or template.documents)
     if document is None:
@@ -671,11 +673,11 @@ def _choose(candidates: list[Entry], node: Node) -> Entry | None:
 
 
 class _Mapper:
-    def __init__(self, helpers: Helpers, values: Values) -> None:
+    def __init__(self, helpers: Helpers, values: Values, memo: dict[int, bool | None]) -> None:
         self.helpers = helpers
         self.values = values
         self.positions: dict[FieldPath, Place] = {}
-        self._active: dict[int, bool | None] = {}
+        self._active = memo
 
     def active(self, member: Entry | Splice) -> bool | None:
         """Whether the conditions of the blocks around a member hold for this value set (None: unknown)."""
@@ -963,6 +965,8 @@ def _operand(word: str, blocks: tuple[_Block, ...], variables: Variables, values
 
 def _words(expr: str) -> list[str]:
     """An expression's words, a quoted string or a parenthesised group counting as one."""
+    if not any(char in expr for char in "\"`("):
+        return expr.split()
     words: list[str] = []
     current: list[str] = []
     depth = 0
