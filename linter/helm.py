@@ -138,6 +138,8 @@ def render_chart(
     problems: list[RenderProblem] = []
     if not (here / "Chart.yaml").is_file():
         return Render([], [], [RenderProblem(chart_yaml, 1, 1, f"no chart here: {chart_yaml} is missing")])
+    if not _inside(here / "Chart.yaml", root):
+        return Render([], [], [RenderProblem(chart_yaml, 1, 1, "the chart lies outside the project (links resolved): not rendered")])
     snapshot = _snapshot(here, chart, problems)
     inputs = sorted({*(_join(chart, name) for name in snapshot.files), *snapshot.links})
     if snapshot.fatal:
@@ -192,8 +194,19 @@ def _join(folder: str, name: str) -> str:
     return name if folder == "." else f"{folder}/{name}"
 
 
+def _inside(path: Path, root: Path) -> bool:
+    """Whether `path`, links resolved, lies in `root` (links resolved)."""
+    top = os.path.realpath(root)
+    real = os.path.realpath(path)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
 def _read_values(root: Path, name: str) -> tuple[str, RenderProblem | None]:
+    """A values file's text. Only files of the project are read: a values file a repository names
+    (a chart's ci/ folder, an Argo CD Application) may be a link to a file elsewhere on the machine."""
     path = root / name
+    if path.exists() and not _inside(path, root):
+        return "", RenderProblem(name, 1, 1, "values file outside the project (links resolved): not read")
     try:
         if path.stat().st_size > MAX_FILE:
             return "", RenderProblem(name, 1, 1, f"values file larger than {MAX_FILE >> 20} MiB")

@@ -430,6 +430,25 @@ def test_templates_cannot_reach_outside_the_chart(tmp_path: Path) -> None:
         assert f'function "{function}" not defined' in render.problems[-1].message
 
 
+def test_values_and_charts_outside_the_project_are_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "kubeconfig").write_text("token: TOP-SECRET\n", encoding="utf-8")
+    project = tmp_path / "project"
+    write(project, {"demo/Chart.yaml": CHART, "demo/templates/cm.yaml": "kind: ConfigMap\ndata: {{ toYaml .Values | nindent 2 }}\n"})
+    (project / "demo/ci").mkdir()
+    os.symlink(outside / "kubeconfig", project / "demo/ci/evil-values.yaml")
+    assert helm.find_charts(project, files_below(project))["demo"][1] == ("demo/ci/evil-values.yaml",)
+    for values in (["demo/ci/evil-values.yaml"], ["../outside/kubeconfig"]):
+        render = helm.render_chart(project, "demo", values)
+        assert [p.line for p in render.problems if p.file == values[0] and "outside the project" in p.message] == [1]
+        assert "TOP-SECRET" not in repr(render)
+    write(outside, {"chart/Chart.yaml": CHART})
+    os.symlink(outside / "chart", project / "linked")
+    render = helm.render_chart(project, "linked", [])
+    assert places(render) == [("linked/Chart.yaml", 1, 1)] and not render.inputs
+
+
 def test_schema_references_are_not_fetched(tmp_path: Path) -> None:
     secret = tmp_path / "secret.json"
     secret.write_text('{"type": "string"}', encoding="utf-8")
