@@ -201,6 +201,40 @@ def test_exact_line_rate() -> None:
     assert hits / len(samples) >= 0.95, report(samples)
 
 
+def fields(data: Any, path: tuple[str | int, ...] = ()) -> Any:
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield (*path, key)
+            yield from fields(value, (*path, key))
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            yield (*path, index)
+            yield from fields(value, (*path, index))
+
+
+def test_a_chart_nobody_wrote_for_this() -> None:
+    """helm/fieldwarden, the project's own chart: most fields placed exactly, and every exact
+    place names its field (the key at that column, or an item of a list on that line)."""
+    repo = FIXTURES.parents[2]
+    render = helm.render_chart(repo, "helm/fieldwarden", [])
+    assert not render.problems, messages(render)
+    total = exact = 0
+    for obj in render.objects:
+        for path in fields(yaml.safe_load(obj.text)):
+            total += 1
+            (file, line, column), certain = locate(obj, path)
+            if not certain:
+                continue
+            exact += 1
+            text = (repo / file).read_text(encoding="utf-8").splitlines()[line - 1]
+            last = path[-1]
+            if isinstance(last, int):
+                assert text[:column - 1].rstrip().endswith("-") or "[" in text, (path, file, line, text)
+            else:
+                assert text[column - 1:].startswith((last, f'"{last}"', f"'{last}'", "{{")) or "{" in text, (path, file, line, text)
+    assert exact / total >= 0.95, (exact, total)
+
+
 # -- discovery --------------------------------------------------------------------------------
 
 def test_charts_and_their_value_sets() -> None:
