@@ -377,6 +377,17 @@ def ssa_text(obj: Mapping[str, Any], path: FieldPath) -> str:
     return "".join(out)
 
 
+# Fields of a live object that are the API server's and kubectl's bookkeeping, not a configuration.
+BOOKKEEPING: tuple[FieldPath, ...] = (
+    ("status",), ("metadata", "managedFields"), ("metadata", "resourceVersion"), ("metadata", "uid"),
+    ("metadata", "creationTimestamp"), ("metadata", "generation"), ("metadata", "annotations", LAST_APPLIED),
+)
+
+
+def bookkeeping(path: Sequence[str | int]) -> bool:
+    return any(tuple(path[: len(skip)]) == skip for skip in BOOKKEEPING)
+
+
 # --- comparing values -----------------------------------------------------------------------------
 
 def same(a: Any, b: Any) -> bool:

@@ -45,14 +45,13 @@ is fine.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from ..live import (
-    INVALID, MISSING, LiveCase, follow, format_steps, immutable_changes, invalid_causes, is_immutable, manifest_path,
-    parse_field, refusal_kind, show, value_at,
-)
 from ..model import ERROR, Violation
 from ..rule import LIVE
+
+if TYPE_CHECKING:
+    from ..live import LiveCase
 
 CODE = "FW502"
 NAME = "apply-changes-immutable-field"
@@ -68,6 +67,10 @@ HINT = ("keep the live value, or replace the object on purpose (a new name, or `
 
 def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
     """The refused immutable fields of the dry run, or (read-only) the predicted ones."""
+    from ..live import (
+        INVALID, MISSING, format_steps, immutable_changes, invalid_causes, is_immutable, manifest_path, refusal_kind, show,
+    )
+
     if case.live is None:
         return
     predicted = immutable_changes(case.manifest, case.live)
@@ -95,6 +98,8 @@ def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
 
 
 def _live_value(case: LiveCase, field: str) -> Any:
+    from ..live import MISSING, follow, parse_field, value_at
+
     steps = parse_field(field)
     if case.live is None:
         return MISSING

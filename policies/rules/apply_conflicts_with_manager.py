@@ -37,14 +37,13 @@ take it over once on purpose (`kubectl apply --server-side --force-conflicts`).
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from ..live import (
-    CONFLICT, LAST_APPLIED, SERVER, LiveCase, Owner, causes, covered, is_ours, manager_text, refusal_kind, show, ssa_paths,
-    ssa_text_path, value_at,
-)
 from ..model import ERROR, Violation
 from ..rule import LIVE
+
+if TYPE_CHECKING:
+    from ..live import LiveCase
 
 CODE = "FW503"
 NAME = "apply-conflicts-with-manager"
@@ -54,8 +53,6 @@ FIXABLE = False
 OPTIONS: dict[str, Any] = {}
 DEFAULTS: dict[str, Any] = {}
 
-_SKIPPED = (("status",), ("metadata", "managedFields"), ("metadata", "resourceVersion"), ("metadata", "uid"),
-            ("metadata", "creationTimestamp"), ("metadata", "generation"), ("metadata", "annotations", LAST_APPLIED))
 
 
 def _hint(field: str) -> str:
@@ -65,6 +62,8 @@ def _hint(field: str) -> str:
 
 def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
     """Each conflicting field of the dry run's 409, or (read-only) the predicted ones."""
+    from ..live import CONFLICT, SERVER, causes, refusal_kind, show, ssa_paths, ssa_text_path, value_at
+
     if case.refusal is not None and refusal_kind(case.refusal) == CONFLICT:
         live_paths = ssa_paths(case.live, case.live) if case.live is not None else {}
         for cause in causes(case.refusal):
@@ -84,6 +83,8 @@ def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
 
 def _predicted(case: LiveCase, live: Mapping[str, Any]) -> Iterator[Violation]:
     """Fields of the manifest that other managers own and whose live value the apply would change."""
+    from ..live import Owner, bookkeeping, covered, is_ours, manager_text, show, ssa_paths, value_at
+
     from ..managed_fields import ManagedFieldsError, field_managers
 
     try:
@@ -97,7 +98,7 @@ def _predicted(case: LiveCase, live: Mapping[str, Any]) -> Iterator[Violation]:
         if is_ours(owner, case):
             continue
         for live_path, text in entry.fields:
-            if any(tuple(live_path[: len(skip)]) == skip for skip in _SKIPPED) or (text, entry.manager) in seen:
+            if bookkeeping(live_path) or (text, entry.manager) in seen:
                 continue
             path = in_manifest.get(text)
             if path is None:

@@ -39,12 +39,13 @@ with the policy's owners.
 
 from __future__ import annotations
 
-import re
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from ..live import ADMISSION, MISSING, LiveCase, causes, manifest_path, parse_field, refusal_kind, status_message, value_at
 from ..model import ERROR, FieldPath, Violation
 from ..rule import LIVE
+
+if TYPE_CHECKING:
+    from ..live import LiveCase
 
 CODE = "FW504"
 NAME = "apply-denied-by-admission"
@@ -54,11 +55,13 @@ FIXABLE = False
 OPTIONS: dict[str, Any] = {}
 DEFAULTS: dict[str, Any] = {}
 
-_FIELD = re.compile(r"\b(?:spec|metadata|data|stringData|roleRef|rules|subjects)(?:\.[A-Za-z0-9_-]+|\[[^\]\s]*\])+")
+_FIELD = (r"\b(?:spec|metadata|data|stringData|roleRef|rules|subjects)(?:\.[A-Za-z0-9_-]+|\[[^\]\s]*\])+")
 
 
 def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
     """The denial, on the field it names."""
+    from ..live import ADMISSION, refusal_kind, status_message
+
     if case.refusal is None or refusal_kind(case.refusal) != ADMISSION:
         return
     message = status_message(case.refusal)
@@ -69,10 +72,14 @@ def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
 
 
 def _where(case: LiveCase, message: str) -> FieldPath:
+    from ..live import MISSING, causes, manifest_path, parse_field, value_at
+
     for cause in causes(case.refusal or {}):
         if cause.field:
             return manifest_path(case, cause.field)
-    for match in _FIELD.finditer(message):
+    import re
+
+    for match in re.finditer(_FIELD, message):
         steps = parse_field(match.group(0))
         if value_at(case.manifest, steps) is not MISSING:
             return tuple(steps)

@@ -42,11 +42,13 @@ then apply; or fix the manifest so that the server accepts it.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from ..live import INVALID, MISSING, LiveCase, invalid_causes, is_immutable, manifest_path, parse_field, refusal_kind, value_at
 from ..model import ERROR, Violation
 from ..rule import LIVE
+
+if TYPE_CHECKING:
+    from ..live import LiveCase
 
 CODE = "FW501"
 NAME = "apply-rejected-invalid"
@@ -59,6 +61,8 @@ DEFAULTS: dict[str, Any] = {}
 
 def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
     """One violation per field error of an `Invalid` refusal (immutable fields excepted)."""
+    from ..live import INVALID, invalid_causes, is_immutable, manifest_path, refusal_kind
+
     if case.refusal is None or refusal_kind(case.refusal) != INVALID:
         return
     for cause in invalid_causes(case.refusal):
@@ -70,6 +74,8 @@ def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
 
 
 def _hint(case: LiveCase, field: str, path: tuple[str | int, ...]) -> str:
+    from ..live import MISSING, parse_field, value_at
+
     steps = parse_field(field)
     left_over = (
         case.live is not None and len(path) < len(steps) and steps and value_at(case.live, steps) is not MISSING
@@ -85,6 +91,8 @@ def _hint(case: LiveCase, field: str, path: tuple[str | int, ...]) -> str:
 
 def _patch(case: LiveCase, steps: list[str | int]) -> str:
     """A `kubectl patch` that sets the manifest's parent map and deletes the left-over field."""
+    from ..live import value_at
+
     import json
 
     parent = value_at(case.manifest, steps[:-1])

@@ -42,16 +42,14 @@ leaves a field it no longer owns), or keep the live value in the manifest's depl
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from ..autoscalers import vpa_controlled
 from ..kube import group_kind, pod_template_path
-from ..live import (
-    CLIENT, MISSING, REPLICAS_DEFAULT_ONE, LiveCase, covered, is_ours, last_applied, nearest, owners,
-    owners_of, same, show, value_at,
-)
 from ..model import WARNING, FieldPath, Violation, format_path
 from ..rule import LIVE
+
+if TYPE_CHECKING:
+    from ..live import LiveCase
 
 CODE = "FW505"
 NAME = "apply-resets-autoscaled-field"
@@ -83,6 +81,8 @@ def _name(obj: Mapping[str, Any]) -> str:
 
 
 def _replicas(case: LiveCase, live: Mapping[str, Any]) -> Iterator[Violation]:
+    from ..live import MISSING, nearest, same, show, value_at
+
     current = value_at(live, REPLICAS)
     if case.result is not None:
         stored, how = value_at(case.result, REPLICAS), ""
@@ -103,6 +103,8 @@ def _replicas(case: LiveCase, live: Mapping[str, Any]) -> Iterator[Violation]:
 
 def _predicted_replicas(case: LiveCase, live: Mapping[str, Any]) -> Any:
     """What the apply stores in spec.replicas, from the live object alone (MISSING: no change)."""
+    from ..live import CLIENT, MISSING, REPLICAS_DEFAULT_ONE, is_ours, last_applied, owners, owners_of, value_at
+
     wanted = value_at(case.manifest, REPLICAS)
     others = [o for o in owners_of(owners(live), REPLICAS) if not is_ours(o, case)]
     if wanted is not MISSING:
@@ -120,6 +122,9 @@ def _predicted_replicas(case: LiveCase, live: Mapping[str, Any]) -> Any:
 
 
 def _resources(case: LiveCase, live: Mapping[str, Any]) -> Iterator[Violation]:
+    from ..autoscalers import vpa_controlled
+    from ..live import value_at
+
     template = pod_template_path(*group_kind(case.manifest))
     if template is None:
         return
@@ -142,7 +147,7 @@ def _resources(case: LiveCase, live: Mapping[str, Any]) -> Iterator[Violation]:
 
 def _resource(case: LiveCase, live: Mapping[str, Any], after: Mapping[str, Any], live_path: FieldPath,
               vpa: Mapping[str, Any], how: str) -> Iterator[Violation]:
-    from ..live import follow
+    from ..live import MISSING, covered, follow, nearest, show, value_at
 
     current = value_at(live, live_path)
     found = follow(after, live_path, live)

@@ -43,14 +43,13 @@ or leave the field out of the manifest if it belongs to that writer.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from ..live import (
-    CLIENT, LAST_APPLIED, MISSING, LiveCase, Owner, follow, manager_text, nearest, ours_or_creation, same, show,
-    value_at,
-)
 from ..model import WARNING, FieldPath, Violation
 from ..rule import LIVE
+
+if TYPE_CHECKING:
+    from ..live import LiveCase
 
 CODE = "FW506"
 NAME = "apply-takes-over-field"
@@ -60,15 +59,15 @@ FIXABLE = False
 OPTIONS: dict[str, Any] = {}
 DEFAULTS: dict[str, Any] = {}
 
-_SKIPPED: tuple[FieldPath, ...] = (
-    ("status",), ("metadata", "managedFields"), ("metadata", "resourceVersion"), ("metadata", "uid"),
-    ("metadata", "creationTimestamp"), ("metadata", "generation"), ("metadata", "annotations", LAST_APPLIED),
-)
 LIMIT = 20  # per object: a wholesale takeover is one story, not a page of findings
 
 
 def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
     """Fields of other managers whose value the apply changes."""
+    from ..live import (
+        CLIENT, MISSING, Owner, bookkeeping, follow, manager_text, nearest, ours_or_creation, same, show, value_at,
+    )
+
     live = case.live
     if live is None:
         return
@@ -91,7 +90,7 @@ def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
         if ours_or_creation(owner, case):
             continue
         for live_path, text in entry.fields:
-            if text in seen or any(tuple(live_path[: len(skip)]) == skip for skip in _SKIPPED) or _autoscaled(case, live_path):
+            if text in seen or bookkeeping(live_path) or _autoscaled(case, live_path):
                 continue
             current = value_at(live, live_path)
             found = follow(after, live_path, live)

@@ -41,11 +41,13 @@ the live object follows.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from ..live import LiveCase, follow, leaves, nearest, ours_or_creation, owners, owners_of, same, show, value_at, MISSING
 from ..model import WARNING, FieldPath, Violation, format_path
 from ..rule import LIVE
+
+if TYPE_CHECKING:
+    from ..live import LiveCase
 
 CODE = "FW507"
 NAME = "defaulted-field-left-behind"
@@ -64,6 +66,8 @@ _ALLOCATED: tuple[tuple[str, ...], ...] = (
 
 def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
     """Fields the apply keeps that a new object from the manifest would get otherwise."""
+    from ..live import MISSING, follow, leaves, nearest, ours_or_creation, owners, owners_of, same, show, value_at
+
     if case.live is None or case.result is None or case.fresh is None:
         return
     result, fresh, live = case.result, case.fresh, case.live

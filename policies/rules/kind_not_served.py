@@ -25,11 +25,13 @@ Use a served version (`autoscaling/v2`), or install the CRD before the objects t
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from ..live import LiveCase
 from ..model import ERROR, Violation
 from ..rule import LIVE
+
+if TYPE_CHECKING:
+    from ..live import LiveCase
 
 CODE = "FW509"
 NAME = "kind-not-served"

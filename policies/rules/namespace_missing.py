@@ -28,11 +28,13 @@ Fix the namespace, or add its Namespace manifest to what is applied first.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-from ..live import LiveCase, nearest, status_message
 from ..model import ERROR, Violation
 from ..rule import LIVE
+
+if TYPE_CHECKING:
+    from ..live import LiveCase
 
 CODE = "FW508"
 NAME = "namespace-missing"
@@ -45,6 +47,8 @@ DEFAULTS: dict[str, Any] = {}
 
 def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
     """Once per missing namespace, on its first object."""
+    from ..live import nearest, status_message
+
     if not case.missing_namespace:
         return
     meta = case.manifest.get("metadata")
