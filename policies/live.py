@@ -13,7 +13,8 @@ Facts taken from the API server's behaviour (checked against a v1.32 kube-apiser
   409 `Conflict` with one `FieldManagerConflict` cause per field (`field` in server-side-apply
   spelling), and a denial by an admission webhook or a ValidatingAdmissionPolicy whatever its
   code, worded `admission webhook "NAME" denied the request: ...` or
-  `ValidatingAdmissionPolicy 'NAME' with binding 'B' denied request: ...`;
+  `ValidatingAdmissionPolicy 'NAME' with binding 'B' denied request: ...` (a webhook that cannot
+  be called under `failurePolicy: Fail`: `failed calling webhook "NAME": ...`, a 500);
 - managers are told apart by name, operation and subresource: `kubectl scale` writes as
   `kubectl` (Update, subresource `scale`), which a `kubectl apply --server-side` (`kubectl`,
   Apply) conflicts with;
@@ -79,7 +80,8 @@ OTHER = "other"
 # (searched with `re.search`, whose cache compiles them once, on first use: a plain lint imports
 # this module with the rules and never compiles them)
 _ADMISSION_WORDS = (r'admission webhook "[^"]*" denied the request|ValidatingAdmissionPolicy \'[^\']*\''
-                    r'.* denied request|MutatingAdmissionPolicy \'[^\']*\'|denied by [A-Za-z]+ admission')
+                    r'.* denied request|MutatingAdmissionPolicy \'[^\']*\'|denied by [A-Za-z]+ admission|'
+                    r'failed calling webhook "')
 _IMMUTABLE_WORDS = (r"(?i)immutable|may not change once set|updates to [a-z]+ spec for fields other than|"
                     r"cannot change roleRef|cannot be changed|may not be changed")
 

@@ -7,7 +7,8 @@ ValidatingAdmissionPolicy denies, with the cluster's own message:
     deployments.apps "web" is forbidden: ValidatingAdmissionPolicy 'no-latest' with binding 'no-latest' denied request: image nginx:latest uses the latest tag
 
 Dry runs go through admission like real requests (webhooks with `sideEffects: None` or
-`NoneOnDryRun` are called; others make the dry run fail, which is reported the same way). The
+`NoneOnDryRun` are called; others make the dry run fail, which is reported the same way, as is
+a webhook that cannot be reached under `failurePolicy: Fail`). The
 finding is placed on the field the denial names (a cause's `field`, else the first field path
 of the manifest that the message mentions), else at the start of the object. Not run with
 `--read-only`: only the cluster knows its policies.

@@ -28,3 +28,11 @@ def test_a_webhook_message_naming_a_field_of_the_manifest_is_placed_there() -> N
 def test_rbac_and_conflicts_are_not_admission() -> None:
     assert refusal_kind(RBAC_FORBIDDEN) == "forbidden" and refusal_kind(SCALE_CONFLICT) == "conflict"
     assert not list(rule.check(case(deployment(), refusal=SCALE_CONFLICT), {}))
+
+
+def test_a_webhook_that_cannot_be_called_fails_the_apply_as_admission() -> None:
+    down = {"kind": "Status", "code": 500, "reason": "InternalError", "message":
+            'Internal error occurred: failed calling webhook "autoscaler-ownership.fieldwarden.io": failed to call '
+            'webhook: Post "https://127.0.0.1:9/mutate?timeout=5s": dial tcp 127.0.0.1:9: connect: connection refused'}
+    found = list(rule.check(case(deployment(), refusal=down), {}))
+    assert [v.path for v in found] == [()] and "failed calling webhook" in found[0].message
