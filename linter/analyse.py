@@ -19,6 +19,7 @@ from ..policies.model import FieldPath, ObjectKey, format_path, lighter
 from ..policies.registry import RULES
 from ..policies.rule import OBJECT, SET
 from .discover import is_helm_template
+from .gitops import PATHS as GITOPS_PATHS
 from .loader import decode, load, locate
 from .suppress import ANNOTATION, Directive, annotation_codes, scan_comments
 
@@ -40,6 +41,8 @@ class Finding(NamedTuple):
     document: int = -1  # index in the YAML stream, for --fix
     raw_path: FieldPath = ()  # path from the document root, for --fix
     suppressed: str = ""  # how it was suppressed, if it was
+    units: tuple[str, ...] = ()  # the apply units it was found in (units.py), the first one first
+    approximate: bool = False  # placed on a rendered object's nearest known enclosing field
 
     @property
     def name(self) -> str:
@@ -73,8 +76,9 @@ class FileResult(NamedTuple):
 
 
 def context_paths() -> tuple[FieldPath, ...]:
-    """Union of what set rules read, plus identity."""
+    """Union of what set rules read, plus identity and the fields that name units (gitops.PATHS)."""
     paths: set[tuple[Any, ...]] = {("apiVersion",), ("kind",), ("metadata", "name"), ("metadata", "namespace")}
+    paths.update(GITOPS_PATHS)
     for rule in RULES.values():
         if rule.SCOPE == SET:
             paths.update(tuple(p) for p in rule.CONTEXT_PATHS)
@@ -123,8 +127,15 @@ def read_source(path: Path, settings: Settings) -> tuple[bytes | None, str]:
     return data, ""
 
 
-def analyse(display: str, data: bytes | None, error: str, settings: Settings, full: bool, path: Path | None) -> FileResult:
-    """Lint one file's bytes. `full` runs object rules (targets); otherwise only projects."""
+def analyse(
+    display: str, data: bytes | None, error: str, settings: Settings, full: bool, path: Path | None, consumed: bool = False
+) -> FileResult:
+    """Lint one file's bytes. `full` runs object rules (targets); otherwise only projects.
+
+    A `consumed` file (a kustomize patch, a chart template: see units.py) is linted through
+    the renders that use it: here it gets its input checks, suppression comments and
+    projections, but no object rules; a template in it is no reason for a notice.
+    """
     findings: list[Finding] = []
     if data is None:
         return FileResult(display, [_input_finding(display, "FW004", 1, 1, error)], [], [], [], "")
@@ -132,17 +143,20 @@ def analyse(display: str, data: bytes | None, error: str, settings: Settings, fu
     if text is None:
         assert problem is not None
         return FileResult(display, [_input_finding(display, *problem)], [], [], [], "")
-    if path is not None and "{{" in text and is_helm_template(path):
-        return FileResult(display, [], [], [], [], f"{display}: skipped: Helm chart template")
-    loaded = load(text)
-    if "{{" in text and (loaded.template_like or any(p.code == "FW001" for p in loaded.problems)):
-        return FileResult(display, [], [], [], [], f"{display}: skipped: Go/Helm template syntax ({{{{ }}}})")
+    template = "{{" in text and path is not None and is_helm_template(path)
+    loaded = None if template else load(text)
+    if "{{" in text and (loaded is None or loaded.template_like or any(p.code == "FW001" for p in loaded.problems)):
+        if consumed:  # a template rendered elsewhere: its comments may suppress what is found on its lines
+            return FileResult(display, [], [], scan_comments(text) if full else [], [], "")
+        what = "Helm chart template" if template else "Go/Helm template syntax ({{ }})"
+        return FileResult(display, [], [], [], [], f"{display}: skipped: {what}")
+    assert loaded is not None
     findings.extend(_input_finding(display, *problem) for problem in loaded.problems)
     objects: list[ObjectRecord] = []
     tree = _context_tree()
     object_rules = [
         (rule, settings.rule_conf(code)) for code, rule in RULES.items() if rule.SCOPE == OBJECT and settings.enabled(code)
-    ] if full else []
+    ] if full and not consumed else []
     for document in loaded.documents:
         for prefix, node, obj in _objects(document.node, document.data):
             key = object_key(obj, settings.default_namespace)

@@ -166,7 +166,7 @@ class ContextCache:
         self.entries: dict[str, tuple[bytes, FileResult]] = {}
         self.dirty = False
         try:
-            self.entries = _decode(marshal.loads(_read_authentic(self.file)), self.signature)
+            self.entries = _decode(marshal.loads(read_authentic(self.file)), self.signature)
         except (OSError, ValueError, TypeError, EOFError, RecursionError):  # marshal's and _decode's errors
             self.entries = {}
 
@@ -198,31 +198,36 @@ class ContextCache:
         """Write atomically; a read-only project (or a planted symlink) just goes without a cache."""
         if not self.dirty:
             return
-        import tempfile
-
         entries = {name: [key, [_encode(o) for o in result.objects]] for name, (key, result) in self.entries.items()}
         try:
             body = marshal.dumps({"signature": self.signature, "entries": entries})
         except (ValueError, TypeError, RecursionError):  # put() lets none through; never a traceback
             return
-        mac = keyed_digest(body, b"context-cache")
-        if mac is None or len(body) + 2 * _MAC_BYTES + 1 > MAX_CACHE_BYTES or not make_cache_folder(self.folder):
-            return
-        temporary = ""
-        try:
-            handle, temporary = tempfile.mkstemp(dir=self.folder, prefix=".context-")  # O_EXCL: no link followed
-            with os.fdopen(handle, "wb") as out:
-                out.write(mac.hex().encode("ascii") + b"\n" + body)
-            os.replace(temporary, self.file)  # replaces a link named context.cache, never writes through it
-        except OSError:
-            if temporary:
-                try:
-                    os.unlink(temporary)
-                except OSError:
-                    pass
+        write_authentic(self.file, body, b"context-cache")
 
 
-def _read_authentic(path: Path) -> bytes:
+def write_authentic(path: Path, body: bytes, purpose: bytes) -> None:
+    """Write a cache file atomically, its body after a MAC under `purpose`; failures just mean no cache."""
+    import tempfile
+
+    mac = keyed_digest(body, purpose)
+    if mac is None or len(body) + 2 * _MAC_BYTES + 1 > MAX_CACHE_BYTES or not make_cache_folder(path.parent):
+        return
+    temporary = ""
+    try:
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".cache-")  # O_EXCL: no link followed
+        with os.fdopen(handle, "wb") as out:
+            out.write(mac.hex().encode("ascii") + b"\n" + body)
+        os.replace(temporary, path)  # replaces a link of that name, never writes through it
+    except OSError:
+        if temporary:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+
+
+def read_authentic(path: Path, purpose: bytes = b"context-cache") -> bytes:
     """The body of a cache file this user's fieldwarden wrote; ValueError or OSError otherwise."""
     if not is_plain_folder(path.parent):
         raise ValueError("the cache folder is not a plain folder")
@@ -236,7 +241,7 @@ def _read_authentic(path: Path) -> bytes:
     if len(data) > MAX_CACHE_BYTES:
         raise ValueError("too large")
     mac, _, body = data.partition(b"\n")
-    expected = keyed_digest(body, b"context-cache")
+    expected = keyed_digest(body, purpose)
     if expected is None:
         raise ValueError("no user key")
     if not _compare_digest(mac, expected.hex().encode("ascii")):

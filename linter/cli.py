@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..policies.config import ConfigError, Settings, unknown_selectors
-from .discover import project_files, walk
-from .engine import Report, Source, lint
+from .discover import find_git_root, project_files, walk
+from .engine import Report, Scope, Source, lint
 from .resolve import Resolver, common_root, project_root
 from .formats import FORMATTERS
 
@@ -33,6 +33,7 @@ def run(args: Any) -> int:
         wanted = not args.no_context and any(s.context for s in per_file.values())
         context = _context(targets, resolver, root) if wanted else []
         per_file.update({str(path): resolver.for_file(path).settings for path in context})
+        scope = _scope(args, resolver, root)
     except (ConfigError, UsageError) as exc:
         print(f"fieldwarden: {exc}", file=sys.stderr)
         return 2
@@ -42,7 +43,7 @@ def run(args: Any) -> int:
         found = per_file.get(display)
         return found if found is not None else resolver.for_file(display).settings
 
-    report = lint(targets, context, settings, root, settings_for)
+    report = lint(targets, context, settings, root, settings_for, scope)
     if args.diff:  # as ruff: --diff wins over --fix and writes nothing
         return 0 if _show_diff(report, targets, args.quiet) == 0 or args.exit_zero else 1
     piped = args.fix and any(source.path is None for source in targets)
@@ -51,7 +52,7 @@ def run(args: Any) -> int:
         if fixed:
             if not args.quiet:
                 print(f"fieldwarden: fixed {fixed} finding{'s' if fixed != 1 else ''}", file=sys.stderr)
-            report = lint(targets, context, settings, root, settings_for)
+            report = lint(targets, context, settings, root, settings_for, scope)
     if piped:  # what was read, fixed as far as it could be (unchanged if it could not be)
         for source in targets:
             if source.path is None:
@@ -154,6 +155,8 @@ def show_settings(resolver: Resolver, path: Path, root: Path | None) -> str:
     lines.append(f"fail-on: {settings.fail_on}")
     for base, patterns in found.excludes:
         lines.append(f"exclude: {', '.join(patterns)} (relative to {_shown(base)})")
+    for base, patterns in found.units:
+        lines.append(f"units: {', '.join(patterns)} (relative to {_shown(base)})")
     lines.append(f"excluded: {'yes' if resolver.excluded(path) else 'no'}")
     lines.append(f"default-namespace: {settings.default_namespace}")
     lines.append(f"max-file-size: {settings.max_file_size}")
@@ -193,6 +196,52 @@ def _shown(path: Path) -> str:
     absolute = os.path.normpath(os.path.abspath(path))
     relative = os.path.relpath(absolute)
     return absolute if relative.startswith("..") else relative
+
+
+def _scope(args: Any, resolver: Resolver, root: Path | None) -> Scope:
+    """How the run cuts the project into units: fixtures, Helm value sets, `units:` globs, the git root."""
+    git = find_git_root(root) if root is not None else None
+    return Scope(
+        include_fixtures=bool(getattr(args, "include_fixtures", False)),
+        helm_values=tuple(_helm_values(entry) for entry in getattr(args, "helm_values", None) or ()),
+        unit_globs=tuple(resolver.unit_globs()),
+        git_root=os.fspath(git) if git is not None else "",
+    )
+
+
+def _helm_values(entry: str) -> tuple[str | None, tuple[str, ...]]:
+    """`--helm-values [CHART=]FILE[,FILE...]`: the chart it is for (None: every chart) and its files.
+
+    Without CHART, files that all lie in one chart are that chart's; others are for every chart.
+    """
+    chart: str | None = None
+    head, equals, tail = entry.partition("=")
+    if equals and os.path.isfile(os.path.join(head, "Chart.yaml")):
+        chart, entry = os.path.abspath(head), tail
+    elif equals and not os.path.exists(entry):
+        raise UsageError(f"--helm-values {entry}: {head} is not a chart (no Chart.yaml)")
+    files = tuple(os.path.abspath(part) for part in entry.split(",") if part)
+    if not files:
+        raise UsageError(f"--helm-values {entry}: no values file")
+    for path in files:
+        if not os.path.isfile(path):
+            raise UsageError(f"--helm-values: {os.path.relpath(path)}: no such file")
+    if chart is None:
+        owners = {_chart_above(path) for path in files}
+        chart = owners.pop() if len(owners) == 1 else None
+    return chart, files
+
+
+def _chart_above(path: str) -> str | None:
+    """The chart folder a file lies in, if any (the nearest Chart.yaml above it)."""
+    folder = os.path.dirname(path)
+    while True:
+        if os.path.isfile(os.path.join(folder, "Chart.yaml")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
 def _split(value: str | None) -> list[str] | None:

@@ -1,8 +1,9 @@
 """The lint run: targets and context in, suppressed and sorted findings out.
 
 Targets are the files the user named (or pre-commit passed); context is the rest of the
-project, loaded so that cross-file rules see the whole repository. Findings are only
-ever reported for targets.
+project. The project is cut into apply units (units.py); every cross-object rule runs inside
+each unit that holds a target, with the rest of that unit as context, and findings are only
+ever reported in targets.
 """
 
 from __future__ import annotations
@@ -10,15 +11,26 @@ from __future__ import annotations
 import gc
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple, Sequence, TypeVar
 
 from ..policies.config import Settings
-from ..policies.model import format_path, lighter
-from ..policies.registry import RULES, resolve
-from ..policies.rule import ADMISSION, SET, SetObject
-from .analyse import FileResult, Finding, ObjectRecord, analyse, context_paths, locate_in_record, read_source
+from ..policies.registry import resolve
+from ..policies.rule import ADMISSION
+from .analyse import FileResult, Finding, ObjectRecord, analyse, context_paths, read_source
+from .gitops import may_declare
+from .sets import Member, run_set_rules
 from .suppress import covers, directive_document
+from .units import (
+    Declaration, Unit, chainsaw_folders, chart_of, declared_by_globs, folder_of, folders_with_ancestors, is_fixture,
+    may_render,
+)
+from .units import plan as units_plan
+from .unitrun import UnitRun
 
+if TYPE_CHECKING:
+    from .renders import HelmValues, Layout
+
+STDIN = "<stdin>"  # stdin without --stdin-filename: a unit of its own
 PARALLEL_MIN_BYTES = 1_500_000  # below this, starting worker processes costs more than it saves
 CHUNK_BYTES = 256_000  # a worker's task: small enough to balance the load and stream results back
 CACHE_MIN_BYTES = 16_000  # a smaller context is parsed faster than the cache is read and checked
@@ -30,6 +42,16 @@ class Source(NamedTuple):
     display: str
     path: Path | None
     data: bytes | None = None
+
+
+class Scope(NamedTuple):
+    """How a run cuts the project into units (see units.py)."""
+
+    include_fixtures: bool = False
+    helm_values: tuple[tuple[str | None, tuple[str, ...]], ...] = ()  # (chart folder or None: every chart, values files)
+    unit_globs: tuple[tuple[str, str], ...] = ()  # (`units:` pattern, folder it is relative to)
+    git_root: str = ""  # GitOps paths are relative to it ("" = the project root)
+    render_cache: bool = True
 
 
 class Report(NamedTuple):
@@ -46,6 +68,7 @@ def lint(
     settings: Settings,
     root: Path | None,
     settings_for: Callable[[str], Settings] | None = None,
+    scope: Scope = Scope(),
 ) -> Report:
     """Lint the targets with the context files as background knowledge.
 
@@ -60,38 +83,187 @@ def lint(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _lint(targets, context, settings_for or (lambda _display: settings), root)
+        return _lint(targets, context, settings_for or (lambda _display: settings), root, scope)
     finally:
         if collecting:
             gc.enable()
 
 
-def _lint(targets: Sequence[Source], context: Sequence[Path], settings_for: Callable[[str], Settings], root: Path | None) -> Report:
-    target_results = _analyse_all([(s.display, s.path, s.data, settings_for(s.display)) for s in targets], full=True)
+def _lint(
+    targets: Sequence[Source], context: Sequence[Path], settings_for: Callable[[str], Settings], root: Path | None,
+    scope: Scope,
+) -> Report:
+    names = _Names(os.path.abspath(root) if root is not None else os.getcwd())
+    target_ids = [names.add(s.display, stdin=s.path is None and s.display == STDIN) for s in targets]
+    context_ids = [names.add(str(path)) for path in context]
+    notices: list[str] = []
+    if not scope.include_fixtures:
+        chainsaw = chainsaw_folders([*target_ids, *context_ids])
+        given = len(targets)
+        targets, target_ids = _without_fixtures(targets, target_ids, chainsaw)
+        context, context_ids = _without_fixtures(context, context_ids, chainsaw)
+        left_out = given - len(targets)
+        if left_out:
+            notices.append(f"left out {left_out} test fixture file{'s' if left_out != 1 else ''} (testdata/ folders, "
+                           "kuttl and chainsaw assert/error files); --include-fixtures lints them")
+    files = [key for key in (*target_ids, *context_ids) if key != STDIN]
+    inside = [key for key in files if not key.startswith("/")]  # outside the project: plain folders only
+    layout: Layout | None = None
+    consumed: set[str] = set()
+    if may_render(inside):
+        from .renders import find
+
+        layout = find(Path(names.base), inside, _helm_values(scope, names))
+        consumed.update(layout.consumed)
+        if layout.charts:
+            consumed.update(f for f in inside if chart_of(f, layout.charts) is not None)
+    target_results = _analyse_all(
+        [(s.display, s.path, s.data, settings_for(s.display), key in consumed) for s, key in zip(targets, target_ids)]
+    )
     context_results = _load_context(context, settings_for, root, keep=[s.display for s in targets])
-    records: list[ObjectRecord] = [o for r in target_results for o in r.objects]
-    owners: list[FileResult] = [r for r in target_results for _ in r.objects]
-    target_count = len(records)
-    records.extend(o for r in context_results for o in r.objects)
+    results = dict(zip(target_ids, target_results))
+    results.update(zip(context_ids, context_results))
+    kustomizations, charts = (layout.kustomizations, layout.charts) if layout is not None else ([], {})
+    plan = units_plan(files, kustomizations, consumed, charts, _declarations(results, names, scope))
+    all_units = plan.units + ([Unit(STDIN, (STDIN,))] if STDIN in results else [])
+    wanted = set(target_ids)
+    work = UnitRun(names, wanted, settings_for, layout)
+    relevant = work.relevant(all_units, Path(names.base), scope.render_cache)
+    notices.extend(work.notices)
     findings = [f for r in target_results for f in r.findings if settings_for(r.file).enabled(f.code)]
-    findings.extend(_run_set_rules(records, owners, target_count, settings_for))
-    findings = _suppress(target_results, findings, settings_for)
-    notices = [r.notice for r in target_results if r.notice]
+    findings.extend(work.failures)
+    findings.extend(work.rendered_findings(relevant))
+    for unit in relevant:
+        members = [m for key in unit.files for m in _members(results.get(key), names.display(key), key in wanted)]
+        members.extend(work.rendered_members(unit))
+        findings.extend(run_set_rules(unit, members, settings_for, work.place))
+    findings = _with_units(findings, names, relevant, work)
+    consumed_shown = {names.display(key) for key in wanted if key in consumed}
+    findings = _suppress(target_results, findings, settings_for, consumed_shown, work.unlinted)
+    notices.extend(r.notice for r in target_results if r.notice)
     findings.sort(key=lambda f: (f.file, f.line, f.column, f.code))
     return Report(findings, notices, len(target_results))
 
 
-def _analyse_all(jobs: list[tuple[str, Path | None, bytes | None, Settings]], full: bool) -> list[FileResult]:
+class _Names:
+    """Keys of files (project-relative POSIX paths, or absolute outside the project) and their shown names.
+
+    A file is shown as it was given (targets) or found (context); a file only a render names
+    is shown relative to the current folder.
+    """
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.cwd = os.getcwd()
+        self.shown: dict[str, str] = {}
+        self._plain = base == self.cwd and os.sep == "/"
+
+    def add(self, display: str, stdin: bool = False) -> str:
+        key = STDIN if stdin else self.id(display)
+        self.shown.setdefault(key, display)
+        return key
+
+    def id(self, display: str) -> str:
+        if self._plain and not display.startswith(("/", "./", "../")) and "/." not in display and "//" not in display:
+            return display  # already relative to the project root and normal (what discovery gives)
+        absolute = os.path.abspath(display)
+        relative = os.path.relpath(absolute, self.base)
+        if relative == ".." or relative.startswith(".." + os.sep):
+            return absolute.replace(os.sep, "/")
+        return relative.replace(os.sep, "/")
+
+    def display(self, key: str) -> str:
+        known = self.shown.get(key)
+        if known is None:
+            absolute = key if key.startswith("/") else os.path.join(self.base, key)
+            relative = os.path.relpath(absolute, self.cwd)
+            known = self.shown[key] = absolute if relative.startswith("..") else relative
+        return known
+
+
+Item = TypeVar("Item")
+
+
+def _without_fixtures(items: Sequence[Item], keys: list[str], chainsaw: frozenset[str]) -> tuple[list[Item], list[str]]:
+    """The items (and their keys) that are no test fixtures (units.is_fixture)."""
+    kept = [index for index, key in enumerate(keys) if not is_fixture(key, chainsaw)]
+    if len(kept) == len(keys):
+        return list(items), keys
+    return [items[index] for index in kept], [keys[index] for index in kept]
+
+
+def _members(result: FileResult | None, display: str, target: bool) -> list[Member]:
+    return [Member(record, display, target) for record in result.objects] if result is not None else []
+
+
+def _helm_values(scope: Scope, names: _Names) -> list[HelmValues]:
+    from .renders import HelmValues
+
+    return [
+        HelmValues(None if chart is None else names.id(chart), tuple(names.id(f) for f in files))
+        for chart, files in scope.helm_values
+    ]
+
+
+def _declarations(results: dict[str, FileResult], names: _Names, scope: Scope) -> list[Declaration]:
+    """Units that GitOps objects of the project and the configuration's `units:` globs name."""
+    found: list[Declaration] = []
+    declaring = [r.projection for result in results.values() for r in result.objects if may_declare(r.projection.get("apiVersion"))]
+    if declaring:
+        from .gitops import declarations
+
+        prefix = ""
+        if scope.git_root:
+            relative = os.path.relpath(names.base, scope.git_root).replace(os.sep, "/")
+            prefix = "" if relative == "." else relative
+        found.extend(declarations(declaring, prefix))
+    if scope.unit_globs:
+        folders = folders_with_ancestors(results)
+        patterns = []
+        for pattern, base in scope.unit_globs:
+            key = names.id(os.path.join(base, "x"))
+            if not key.startswith("/"):
+                patterns.append((pattern, folder_of(key)))
+        found.extend(declared_by_globs(patterns, folders))
+    return found
+
+
+def _with_units(findings: list[Finding], names: _Names, relevant: Sequence[Unit], work: UnitRun) -> list[Finding]:
+    """Every finding names its units; one found in several units is reported once, naming them all."""
+    of_file: dict[str, list[str]] = {}
+    for unit in relevant:
+        for member in (*unit.files, *work.inputs_of(unit)):
+            of_file.setdefault(names.display(member), []).append(unit.name)
+    merged: dict[tuple[object, ...], Finding] = {}
+    for finding in findings:
+        units = finding.units or tuple(dict.fromkeys(of_file.get(finding.file, ())))
+        # the same place, rule and words: one finding (a base under two overlays, a template
+        # line that writes several objects); objects of a plain file stay apart by document and path
+        place = (finding.document, finding.raw_path) if finding.document >= 0 else ()
+        key = (finding.file, finding.line, finding.column, finding.code, finding.field, finding.message, place)
+        known = merged.get(key)
+        if known is None:
+            merged[key] = finding._replace(units=units)
+        else:
+            merged[key] = known._replace(
+                units=tuple(dict.fromkeys((*known.units, *units))), approximate=known.approximate and finding.approximate
+            )
+    return list(merged.values())
+
+
+def _analyse_all(jobs: list[tuple[str, Path | None, bytes | None, Settings, bool]]) -> list[FileResult]:
+    """Targets: (display, path, data, settings, consumed by a render)."""
     loaded: Loaded = []
-    for display, path, data, settings in jobs:
+    for display, path, data, settings, consumed in jobs:
         error = ""
         if data is None and path is not None:
             data, error = read_source(path, settings)
-        loaded.append((display, path, data, error, settings))
-    return _analyse_loaded(loaded, full)
+        loaded.append((display, path, data, error, settings, consumed))
+    return _analyse_loaded(loaded, full=True)
 
 
-Loaded = list[tuple[str, Path | None, bytes | None, str, Settings]]  # (display, path, data, read error, settings)
+# (display, path, data, read error, settings, consumed by a render: see analyse())
+Loaded = list[tuple[str, Path | None, bytes | None, str, Settings, bool]]
 
 
 def _analyse_loaded(loaded: Loaded, full: bool) -> list[FileResult]:
@@ -141,7 +313,7 @@ def _analyse_chunk(chunk: Loaded, full: bool) -> list[FileResult]:
     collecting = gc.isenabled()
     gc.disable()  # see lint(); a forked worker inherits the parent's state, a spawned one does not
     try:
-        return [analyse(d, data, e, settings, full, p) for d, p, data, e, settings in chunk]
+        return [analyse(d, data, e, settings, full, p, consumed) for d, p, data, e, settings, consumed in chunk]
     finally:
         if collecting:
             gc.enable()
@@ -161,7 +333,7 @@ def _load_context(
         settings = settings_for(str(path))
         data, error = read_source(path, settings)
         if data is not None:
-            loaded.append((str(path), path, data, error, settings))
+            loaded.append((str(path), path, data, error, settings, False))
     if root is None or sum(len(item[2] or b"") for item in loaded) < CACHE_MIN_BYTES:
         return [_slim(result) for result in _analyse_loaded(loaded, full=False)]
     from .cache import ContextCache, digest
@@ -198,63 +370,29 @@ def _slim(result: FileResult) -> FileResult:
     return FileResult(result.file, [], result.objects, [], [], "")
 
 
-def _run_set_rules(
-    records: list[ObjectRecord], owners: list[FileResult], target_count: int, settings_for: Callable[[str], Settings]
+def _suppress(
+    results: Sequence[FileResult], findings: list[Finding], settings_for: Callable[[str], Settings],
+    consumed: set[str], unlinted: set[str],
 ) -> list[Finding]:
-    """Set rules over every object, reporting on targets only, each under its own file's settings.
+    """Mark suppressed findings and add FW003 for suppressions that matched nothing.
 
-    For each rule, the targets whose configuration selects it are grouped by what the rule
-    would see (its options, and whether the context counts); the rule runs once per group,
-    so a hundred folder configurations that agree on a rule cost one pass, not a hundred.
-    A finding's severity is that of the configuration of the file it is reported in. A
-    configuration with `context: false` sees the targets alone.
+    Comments in a file that a render consumes suppress what is placed on their lines; the
+    annotations of its objects act on the rendered objects (see sets.annotated), so FW003
+    does not judge them here, nor anything in a file whose render could not be made.
     """
-    objects = [SetObject(r.key, r.projection, r.origin) for r in records]
-    distinct: dict[int, tuple[Settings, list[int]]] = {}  # the targets of each settings object
-    for index in range(target_count):
-        own = settings_for(owners[index].file)
-        distinct.setdefault(id(own), (own, []))[1].append(index)
-    found: list[Finding] = []
-    for code, rule in RULES.items():
-        if rule.SCOPE != SET:
-            continue
-        groups: dict[tuple[str, bool], tuple[dict[str, Any], list[int]]] = {}
-        for settings, targets in distinct.values():
-            if settings.enabled(code):
-                conf = settings.rule_conf(code)
-                groups.setdefault((repr(conf), settings.context), (conf, []))[1].extend(targets)
-        for (_, context), (conf, targets) in groups.items():
-            seen = objects if context else objects[:target_count]
-            wanted = set(targets)
-            for index, violation in rule.check_set(seen, sorted(targets), conf):
-                if index not in wanted:
-                    continue
-                record = records[index]
-                severity = settings_for(owners[index].file).severity[code]
-                line, column = locate_in_record(record, violation.path)
-                found.append(
-                    Finding(
-                        owners[index].file, line, column, code, lighter(severity, violation), record.label,
-                        format_path(violation.path, record.projection), violation.message, violation.hint,
-                        record.document, record.prefix + tuple(violation.path),
-                    )
-                )
-    return found
-
-
-def _suppress(results: Sequence[FileResult], findings: list[Finding], settings_for: Callable[[str], Settings]) -> list[Finding]:
-    """Mark suppressed findings and add FW003 for suppressions that matched nothing."""
     by_file = {r.file: r for r in results}
     used: set[tuple[str, int, str]] = set()  # (file, line, entry) of comment entries that matched
     used_notes: set[tuple[str, int, str]] = set()  # (file, object index, entry)
     out: list[Finding] = []
     for finding in findings:
         result = by_file.get(finding.file)
-        how = ""
-        if result is not None and finding.code != "FW003":
+        how = finding.suppressed
+        if not how and result is not None and finding.code != "FW003":
             how = _comment_match(result, finding, used) or _annotation_match(result, finding, used_notes)
         out.append(finding._replace(suppressed=how) if how else finding)
-    out.extend(_unused(results, used, used_notes, settings_for))
+    judged = [r for r in results if r.file not in unlinted]
+    judged = [r._replace(objects=[]) if r.file in consumed else r for r in judged]
+    out.extend(_unused(judged, used, used_notes, settings_for))
     return out
 
 

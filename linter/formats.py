@@ -2,7 +2,9 @@
 
 Text follows ruff's layout: `path:line:col: CODE [*] severity: message [name]` (`[*]`: `--fix`
 can fix it; the severity is in the words, not only in the colour), then the fix hint on an
-indented `help:` line as ruff's default (full) format shows it; `concise` is the one-line form.
+indented `help:` line as ruff's default (full) format shows it, and the apply unit on a `unit:`
+line when it is more than the file's own folder; `concise` is the one-line form. A finding on a
+rendered object placed at its nearest known field says `(place approximate)`.
 `rule_url` is the one place that says where a rule's documentation lives.
 """
 
@@ -19,6 +21,7 @@ _COLOURS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
 _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
 
 REPOSITORY = "https://github.com/fieldwarden/fieldwarden"
+APPROXIMATE = "(place approximate)"
 CLEAN = "All checks passed!"
 
 
@@ -46,6 +49,8 @@ def text(findings: Sequence[Finding], colour: bool = False, quiet: bool = False,
     for f in findings:
         mark = " [*]" if fixable(f) else ""
         tail = f" [{f.name}]"
+        if f.approximate:
+            tail += f" {APPROXIMATE}"
         if f.suppressed:
             tail += f" (suppressed by {f.suppressed})"
         if colour:
@@ -59,6 +64,9 @@ def text(findings: Sequence[Finding], colour: bool = False, quiet: bool = False,
             lines.append(f"{f.file}:{f.line}:{f.column}: {f.code}{mark} {f.severity}: {_message(f)}{tail}")
         if hints and f.hint:
             lines.append(f"  {_BOLD if colour else ''}help{_RESET if colour else ''}: {f.hint}")
+        shown = units_shown(f)
+        if hints and shown:
+            lines.append(f"  {_DIM if colour else ''}unit: {shown}{_RESET if colour else ''}")
     if not quiet:
         lines.extend(_summary(findings))
     return "\n".join(lines) + ("\n" if lines else "")
@@ -80,6 +88,20 @@ def _summary(findings: Sequence[Finding]) -> list[str]:
     if can_fix:
         out.append(f"[*] {can_fix} fixable with the `--fix` option (`--diff` shows the change).")
     return out
+
+
+def units_shown(f: Finding) -> str:
+    """The units a finding was found in, for people; "" when that is only its file's own folder."""
+    if not f.units:
+        return ""
+    if len(f.units) == 1 and f.units[0] == _folder(f.file):
+        return ""
+    return ", ".join(f.units)
+
+
+def _folder(file: str) -> str:
+    head = file.replace("\\", "/").rpartition("/")[0]
+    return head or "."
 
 
 def _s(n: int) -> str:
@@ -113,6 +135,9 @@ def _record(f: Finding) -> dict[str, object]:
         "fixable": fixable(f),
         "url": rule_url(f.code),
         "suppressed": f.suppressed or None,
+        "unit": f.units[0] if f.units else None,
+        "units": list(f.units),
+        "approximate": f.approximate,
     }
 
 
@@ -153,10 +178,11 @@ def sarif(findings: Sequence[Finding], colour: bool = False, quiet: bool = False
                         "artifactLocation": {"uri": f.file.replace("\\", "/"), "uriBaseId": "%SRCROOT%"},
                         "region": {"startLine": f.line, "startColumn": f.column},
                     },
-                    **({"logicalLocations": [{"name": f.object, "kind": "object"}]} if f.object else {}),
+                    **({"logicalLocations": _logical(f)} if f.object or f.units else {}),
                 }
             ],
-            "properties": {"field": f.field, "object": f.object},
+            "properties": {"field": f.field, "object": f.object, "unit": f.units[0] if f.units else None,
+                           "units": list(f.units), "approximate": f.approximate},
         }
         if f.suppressed:
             result["suppressions"] = [{"kind": "inSource", "justification": f.suppressed}]
@@ -184,6 +210,13 @@ def sarif(findings: Sequence[Finding], colour: bool = False, quiet: bool = False
     return json.dumps(document, indent=2) + "\n"
 
 
+def _logical(f: Finding) -> list[dict[str, str]]:
+    """SARIF logical locations: the object, and each apply unit it was found in (kind `module`)."""
+    found = [{"name": f.object, "kind": "object"}] if f.object else []
+    found.extend({"name": unit, "kind": "module"} for unit in f.units)
+    return found
+
+
 def _escape_data(value: str) -> str:
     return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
@@ -205,7 +238,10 @@ def github(findings: Sequence[Finding], colour: bool = False, quiet: bool = Fals
         if f.suppressed:
             continue
         title = _escape_property(f"{f.code} {f.name}")
-        body = "\n".join(part for part in (_message(f), f.hint and f"help: {f.hint}", rule_url(f.code)) if part)
+        shown = units_shown(f)
+        message = _message(f) + (f" {APPROXIMATE}" if f.approximate else "")
+        parts = (message, f.hint and f"help: {f.hint}", shown and f"unit: {shown}", rule_url(f.code))
+        body = "\n".join(part for part in parts if part)
         lines.append(
             f"::{_GITHUB_LEVEL[f.severity]} file={_escape_property(f.file)},line={f.line},col={f.column},"
             f"title={title}::{_escape_data(body)}"

@@ -49,6 +49,11 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--show-settings",), "show_settings", VALUE,
            "print the configuration file(s) and resolved settings that apply to FILE, and exit", metavar="FILE"),
     Option(("--no-context",), "no_context", FLAG, "do not load the project's other manifests for cross-file rules"),
+    Option(("--include-fixtures",), "include_fixtures", FLAG,
+           "lint test fixtures too (files below testdata/ folders, kuttl and chainsaw assert/error files)"),
+    Option(("--helm-values",), "helm_values", APPEND,
+           "render charts once more with these values: FILE (a file inside a chart: that chart; else every "
+           "chart), or CHART=FILE; several files of one set separated by commas", metavar="[CHART=]FILE"),
     Option(("--fix",), "fix", FLAG,
            "remove exported live-object fields in place (stdin: print the fixed document; the report goes to stderr)"),
     Option(("--diff",), "diff", FLAG,

@@ -26,6 +26,7 @@ class FileConfig(NamedTuple):
     settings: Settings
     files: tuple[Path, ...]  # configuration files, the nearest first then what it extends; () for defaults
     excludes: tuple[tuple[Path, tuple[str, ...]], ...]  # (folder the patterns are relative to, patterns)
+    units: tuple[tuple[Path, tuple[str, ...]], ...] = ()  # `units:` globs, the same way
 
 
 class Resolver:
@@ -86,7 +87,7 @@ class Resolver:
         excludes = chain.excludes
         if self._cli_excludes:
             excludes = (*excludes, (self._cli_base, self._cli_excludes))
-        found = self._configs[config] = FileConfig(settings, chain.files, excludes)
+        found = self._configs[config] = FileConfig(settings, chain.files, excludes, chain.units)
         return found
 
     def for_file(self, path: Path | str) -> FileConfig:
@@ -94,6 +95,15 @@ class Resolver:
         if self.forced is not None:
             return self.load(str(self.forced))
         return self.load(self.config_file(os.path.dirname(os.path.abspath(path))))
+
+    def unit_globs(self) -> list[tuple[str, str]]:
+        """The `units:` globs of every configuration loaded so far: (pattern, folder it is relative to)."""
+        found: dict[tuple[str, str], None] = {}
+        for config in self._configs.values():
+            for base, patterns in config.units:
+                for pattern in patterns:
+                    found[(pattern, os.fspath(base))] = None
+        return list(found)
 
     def excluded(self, path: Path) -> bool:
         """Whether the file's own configuration (or --exclude) excludes it."""

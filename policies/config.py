@@ -97,6 +97,12 @@ def build_schema() -> dict[str, Any]:
                 "items": {"type": "string", "minLength": 1},
                 "description": "glob patterns of paths (relative to the configuration) to skip",
             },
+            "units": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "description": "glob patterns of folders (relative to the configuration; `*` within a name, `**` "
+                "across folders), each applied as one unit with everything below it (`kubectl apply -R`)",
+            },
             "default-namespace": {
                 "type": "string",
                 "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
@@ -286,6 +292,7 @@ class ConfigChain(NamedTuple):
     data: dict[str, Any]  # merged (without `extend`): what Settings is built from
     files: tuple[Path, ...]  # the file itself first, then each file it extends, in turn
     excludes: tuple[tuple[Path, tuple[str, ...]], ...]  # (folder the patterns are relative to, patterns)
+    units: tuple[tuple[Path, tuple[str, ...]], ...] = ()  # `units:` globs, the same way
 
 
 # A configuration from a linted repository is read whole; real ones are a few kilobytes.
@@ -311,8 +318,8 @@ def load_config_chain(path: Path, check: Callable[[dict[str, Any], str, str], No
 
     `extend: PATH` is relative to the file that says it. The extending file wins key by
     key, except `rules` (merged rule by rule, option by option) and `webhook` (option by
-    option); `exclude` lists add up, each pattern staying relative to the folder of the
-    file that says it. `check(data, text, source)` validates one file (default: validate()).
+    option); `exclude` and `units` lists add up, each pattern staying relative to the folder of
+    the file that says it. `check(data, text, source)` validates one file (default: validate()).
     A cycle is a ConfigError naming the files in it. With `within`, every file of the chain
     must lie inside that folder (links resolved): a configuration committed to a repository
     cannot make the linter read, and echo in its errors, files elsewhere on the machine.
@@ -344,6 +351,7 @@ def load_config_chain(path: Path, check: Callable[[dict[str, Any], str, str], No
         current = target
     merged: dict[str, Any] = {}
     excludes: list[tuple[Path, tuple[str, ...]]] = []
+    units: list[tuple[Path, tuple[str, ...]]] = []
     for source, data in reversed(layers):  # the outermost first, so that nearer files override
         for name, value in data.items():
             if name == "extend":
@@ -359,9 +367,12 @@ def load_config_chain(path: Path, check: Callable[[dict[str, Any], str, str], No
             elif name == "exclude":
                 merged["exclude"] = [*merged.get("exclude", []), *value]
                 excludes.append((source.parent, tuple(value)))
+            elif name == "units":
+                merged["units"] = [*merged.get("units", []), *value]
+                units.append((source.parent, tuple(value)))
             else:
                 merged[name] = value
-    return ConfigChain(merged, tuple(p for p, _ in layers), tuple(excludes))
+    return ConfigChain(merged, tuple(p for p, _ in layers), tuple(excludes), tuple(units))
 
 
 def _inside(path: Path, folder: Path) -> bool:

@@ -145,7 +145,7 @@ def test_deleted_context_file_is_seen(repo: Path) -> None:
 def test_new_context_file_is_seen(repo: Path) -> None:
     (repo / "hpa.yaml").unlink()
     assert run(repo) == []
-    write(repo, "more/hpa.yaml", HPA % "web")
+    write(repo, "hpa-again.yaml", HPA % "web")  # in the Deployment's folder: the same apply unit
     assert run(repo) == REPLICAS
 
 

@@ -190,7 +190,8 @@ def test_exclude_is_relative_to_the_configuration_that_says_it(tmp_path: Path) -
 
 def test_set_rule_across_configurations_is_judged_where_it_is_reported(tmp_path: Path) -> None:
     # one HPA in hpa/ scales two Deployments' names; FW301 is reported on each Deployment
-    write(tmp_path, ".fieldwarden.yaml", "rules:\n  FW301: {severity: warning}\n")
+    # (the whole project is one apply unit: `units: [.]`)
+    write(tmp_path, ".fieldwarden.yaml", "units: [.]\nrules:\n  FW301: {severity: warning}\n")
     write(tmp_path, "hpa/.fieldwarden.yaml", "ignore: [FW301]\n")  # not the HPA's file that decides
     write(tmp_path, "hpa/hpas.yaml", HPA.format(name="web") + "---\n" + HPA.format(name="api"))
     write(tmp_path, "web/deploy.yaml", SCALED.format(name="web"))
@@ -206,7 +207,7 @@ def test_set_rule_across_configurations_is_judged_where_it_is_reported(tmp_path:
 
 
 def test_context_false_in_a_nested_configuration(tmp_path: Path) -> None:
-    write(tmp_path, ".fieldwarden.yaml", "context: true\n")  # the project: tmp_path
+    write(tmp_path, ".fieldwarden.yaml", "context: true\nunits: [.]\n")  # the project: tmp_path, one unit
     write(tmp_path, "hpa.yaml", HPA.format(name="web"))
     write(tmp_path, "sub/.fieldwarden.yaml", "context: false\n")
     write(tmp_path, "sub/deploy.yaml", SCALED.format(name="web"))
@@ -219,8 +220,8 @@ def test_context_false_in_a_nested_configuration(tmp_path: Path) -> None:
 
 def test_a_nested_configuration_does_not_narrow_the_project(tmp_path: Path) -> None:
     # run from sub/, which has its own configuration: the root configuration's folder is
-    # still the project, so the HPA beside it is context
-    write(tmp_path, ".fieldwarden.yaml", "select: [FW]\n")
+    # still the project, so the HPA beside it is context (the project being one unit)
+    write(tmp_path, ".fieldwarden.yaml", "select: [FW]\nunits: [.]\n")
     write(tmp_path, "hpa.yaml", HPA.format(name="web"))
     write(tmp_path, "sub/.fieldwarden.yaml", "ignore: [FW2]\n")
     write(tmp_path, "sub/deploy.yaml", SCALED.format(name="web"))
@@ -231,7 +232,7 @@ def test_a_nested_configuration_does_not_narrow_the_project(tmp_path: Path) -> N
 
 def test_nested_default_namespace_and_the_context_cache(tmp_path: Path) -> None:
     # context large enough to go through the cache; the Deployment lands in sub/'s namespace
-    write(tmp_path, ".fieldwarden.yaml", "select: [FW303]\n")
+    write(tmp_path, ".fieldwarden.yaml", "select: [FW303]\nunits: [.]\n")
     write(tmp_path, "hpa.yaml", HPA.format(name="web").replace("name: web\n", "name: web\n  namespace: team\n", 1))
     write(tmp_path, "sub/.fieldwarden.yaml", "extend: ../.fieldwarden.yaml\ndefault-namespace: team\n")
     write(tmp_path, "sub/deploy.yaml", SCALED.format(name="web"))
@@ -300,7 +301,7 @@ def test_in_a_git_repository_as_pre_commit_runs_it(tmp_path: Path) -> None:
     write(tmp_path, "team-a/deploy.yaml", SCALED.format(name="web") + "---\n" + NO_STRATEGY.format(name="api"))
     write(tmp_path, "team-b/.fieldwarden.yaml", "rules:\n  FW201: {severity: warning}\n")
     write(tmp_path, "team-b/deploy.yaml", NO_STRATEGY.format(name="b"))
-    write(tmp_path, "shared/hpa.yaml", HPA.format(name="web"))  # context, under no configuration
+    write(tmp_path, "team-a/hpa.yaml", HPA.format(name="web"))  # context, in the Deployment's apply unit
     run = lint(["team-a/deploy.yaml", "team-b/deploy.yaml"], cwd=tmp_path)
     assert run.hits() == [("deploy.yaml", 5, 1, "FW201"), ("deploy.yaml", 6, 3, "FW301")]
     assert severities(run.findings) == {("team-a/deploy.yaml", "FW301"): "info", ("team-b/deploy.yaml", "FW201"): "warning"}

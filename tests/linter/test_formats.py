@@ -94,6 +94,7 @@ def test_json_carries_every_field(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         "severity": "info", "object": "Deployment/default/web", "field": "spec.strategy.type",
         "message": finding["message"], "hint": finding["hint"], "suppressed": None,
         "fixable": False, "url": "https://github.com/fieldwarden/fieldwarden/blob/main/policies/rules/strategy_type_missing.py",
+        "unit": tmp_path.as_posix(), "units": [tmp_path.as_posix()], "approximate": False,  # its folder (outside the project)
     }
     assert finding["message"] and finding["hint"]
 

@@ -377,7 +377,8 @@ def test_locate_missing_paths_fall_back_to_the_nearest_parent() -> None:
 # --- Helm and Go templates -----------------------------------------------------------
 
 
-def test_chart_templates_are_skipped_with_a_notice(tmp_path: Path) -> None:
+def test_chart_templates_are_linted_through_their_rendered_chart(tmp_path: Path) -> None:
+    """A chart is an apply unit (tests/linter/test_units.py): its templates are rendered, never skipped."""
     write(tmp_path, "chart/Chart.yaml", "apiVersion: v2\nname: web\nversion: 0.1.0\n")
     write(tmp_path, "chart/values.yaml", "replicas: 2\nname: web\n")
     write(
@@ -387,17 +388,24 @@ def test_chart_templates_are_skipped_with_a_notice(tmp_path: Path) -> None:
         "spec:\n  replicas: {{ .Values.replicas }}\n",
     )
     result = run(tmp_path, "chart")
-    assert (result.code, result.findings) == (0, [])
-    assert "chart/templates/deployment.yaml" in result.stderr and "skipped" in result.stderr
+    if "not linted" in result.stderr:  # no Helm engine here: the chart is skipped with that notice
+        assert (result.code, result.findings) == (0, []) and "fieldwarden[render]" in result.stderr
+        return
+    assert ("deployment.yaml", 5, 1, "FW101") in result.hits()  # the rendered Deployment, on its template line
+    assert {f["object"] for f in result.findings} == {"Deployment/default/web"}
+    assert "skipped" not in result.stderr
     assert "Chart.yaml" not in result.stderr and "values.yaml" not in result.stderr
 
 
-def test_chart_template_whose_yaml_happens_to_parse_is_still_skipped(tmp_path: Path) -> None:
+def test_chart_template_whose_yaml_happens_to_parse_is_linted_once_as_rendered(tmp_path: Path) -> None:
     write(tmp_path, "chart/Chart.yaml", "apiVersion: v2\nname: web\nversion: 0.1.0\n")
     write(tmp_path, "chart/templates/cm.yaml", CONFIGMAP.format(name='"{{ .Release.Name }}"'))
     result = run(tmp_path, "chart")
-    assert (result.code, result.findings) == (0, [])
-    assert "skipped" in result.stderr
+    if "not linted" in result.stderr:
+        assert (result.code, result.findings) == (0, [])
+        return
+    assert result.hits() == [("cm.yaml", 5, 3, "FW306")]  # not a second time as a plain file
+    assert result.findings[0]["object"] == "ConfigMap/default/release-name"
 
 
 def test_standalone_file_broken_by_template_syntax_is_skipped_with_a_notice(tmp_path: Path) -> None:

@@ -76,7 +76,7 @@ def test_target_present_in_the_same_file_passes(tmp_path: Path) -> None:
 def test_target_in_another_file_of_the_repository(tmp_path: Path) -> None:
     root = repo(tmp_path)
     write(root, "hpa.yaml", hpa())
-    write(root, "apps/deploy.yaml", DEPLOYMENT)
+    write(root, "deploy.yaml", DEPLOYMENT)  # another file of the same apply unit (folder)
     assert lint(["--select", "FW303", "hpa.yaml"], cwd=root).hits() == []
     assert lint(["--select", "FW303", "--no-context", "hpa.yaml"], cwd=root).hits() == [("hpa.yaml", 9, 5, "FW303")]
 

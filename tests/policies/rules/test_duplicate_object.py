@@ -69,11 +69,11 @@ def test_cluster_scoped_kinds_ignore_namespace_and_unnamed_objects_are_skipped(t
 
 def test_duplicate_in_an_unchanged_context_file(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    write(tmp_path, "base/cm.yaml", config_map("flags", "shop"))
+    write(tmp_path, "overlay/flags.yaml", config_map("flags", "shop"))  # the same apply unit (folder)
     changed = write(tmp_path, "overlay/cm.yaml", config_map("flags", "shop"))
     run = lint(["overlay/cm.yaml"], cwd=tmp_path)
     assert run.hits("FW305") == [("cm.yaml", 4, 3, "FW305")]
-    assert "base/cm.yaml:4" in run.findings[0]["message"]
+    assert "overlay/flags.yaml:4" in run.findings[0]["message"]
     assert {f["file"] for f in run.findings} == {"overlay/cm.yaml"}
     assert lint(["--no-context", str(changed)]).hits("FW305") == []
 

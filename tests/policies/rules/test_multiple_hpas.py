@@ -77,10 +77,10 @@ def test_three_autoscalers_name_the_other_two(tmp_path: Path) -> None:
 def test_only_targets_are_reported_context_counts(tmp_path: Path) -> None:
     root = repo(tmp_path)
     write(root, "hpa-cpu.yaml", hpa("cpu"))
-    write(root, "other/hpa-memory.yaml", hpa("memory"))
+    write(root, "hpa-memory.yaml", hpa("memory"))  # another file of the same apply unit (folder)
     run = lint(["--select", "FW302", "hpa-cpu.yaml"], cwd=root)
     assert run.hits() == [("hpa-cpu.yaml", 7, 3, "FW302")]
-    assert "other/hpa-memory.yaml:4" in run.findings[0]["message"]
+    assert "hpa-memory.yaml:4" in run.findings[0]["message"]
 
 
 def test_distinct_workloads_and_namespaces_pass(tmp_path: Path) -> None:

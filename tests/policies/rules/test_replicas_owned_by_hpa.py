@@ -59,15 +59,15 @@ def run_one(tmp_path: Path, text: str) -> list[tuple[str, int, int, str]]:
 def test_hpa_in_another_file_is_loaded_as_context(tmp_path: Path) -> None:
     root = repo(tmp_path)
     write(root, "deploy.yaml", DEPLOYMENT)
-    write(root, "autoscaling/hpa.yaml", hpa())
+    write(root, "hpa.yaml", hpa())  # another file of the same apply unit (folder)
     run = lint(["--select", "FW301", "deploy.yaml"], cwd=root)
     assert run.code == 1
     assert run.hits() == [("deploy.yaml", 6, 3, "FW301")]
     finding = run.findings[0]
     assert finding["field"] == "spec.replicas"
-    assert "HorizontalPodAutoscaler/default/web-hpa (autoscaling/hpa.yaml:4)" in finding["message"]
+    assert "HorizontalPodAutoscaler/default/web-hpa (hpa.yaml:4)" in finding["message"]
     # Linting only the HPA reports nothing: the finding belongs to the Deployment.
-    assert lint(["--select", "FW301", "autoscaling/hpa.yaml"], cwd=root).hits() == []
+    assert lint(["--select", "FW301", "hpa.yaml"], cwd=root).hits() == []
 
 
 def test_without_context_the_other_file_is_not_seen(tmp_path: Path) -> None:

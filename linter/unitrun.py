@@ -1,0 +1,191 @@
+"""The units one run lints, and what their renders contribute.
+
+A unit is linted when it holds a file being linted: one of its plain manifests, or a file one
+of its renders reads (pre-commit passes a changed patch: every overlay using it is linted,
+with the rest of each as context). Renders are made only for such units; what is found on a
+rendered object is reported where rendered.locate places it, and only when that place is a
+file being linted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, NamedTuple, Protocol, Sequence
+
+from ..policies.config import Settings
+from ..policies.model import SEVERITY_RANK
+from ..policies.registry import RULES
+from ..policies.rule import OBJECT
+from .analyse import FileResult, Finding, analyse
+from .sets import Member, annotated
+from .units import HELM, RenderJob, Unit, folders_with_ancestors, is_below
+
+if TYPE_CHECKING:  # the renderers' side is imported when a unit has renders (renders.py)
+    from .rendered import Render, RenderedObject
+    from .renders import Layout
+
+
+RENDER_FAILED = "FW006"
+
+
+class Names(Protocol):
+    """Project-relative keys of files and the names findings show (engine._Names)."""
+
+    def display(self, key: str) -> str: ...
+
+
+class _Analysed(NamedTuple):
+    obj: RenderedObject
+    anchor: str  # the file it is anchored in, as shown
+    result: FileResult  # its analysis (object rules run, positions in the rendered text)
+
+
+class UnitRun:
+    """Chooses the units to lint, renders them, and places what is found on rendered objects."""
+
+    def __init__(
+        self, names: Names, wanted: set[str], settings_for: Callable[[str], Settings], layout: Layout | None
+    ) -> None:
+        self.names = names
+        self.wanted = wanted  # keys of the files being linted
+        self.settings_for = settings_for
+        self.layout = layout
+        self.renders: dict[RenderJob, Render] = {}
+        self.notices: list[str] = []
+        self.unlinted: set[str] = set()  # files (as shown) a skipped render would have read
+        self.failures: list[Finding] = []  # FW006: renders that failed, placed in a file being linted
+        self._analysed: dict[RenderJob, list[_Analysed]] = {}
+        self._using: dict[RenderJob, list[str]] = {}  # job -> names of the linted units that render it
+
+    def relevant(self, units: Sequence[Unit], root: Path, cache: bool = True) -> list[Unit]:
+        """The units holding a file being linted; their renders made."""
+        folders = folders_with_ancestors(self.wanted)
+        candidates: list[tuple[Unit, bool]] = []
+        jobs: list[RenderJob] = []
+        for unit in units:
+            plain = any(key in self.wanted for key in unit.files)
+            if plain or any(self._may_read(job, folders) for job in unit.renders):
+                candidates.append((unit, plain))
+                jobs.extend(unit.renders)
+        if jobs and self.layout is not None:
+            from .renders import render
+
+            made = render(root, jobs, self.layout, self._default_namespace, cache)
+            self.renders = made.renders
+            self._report(made.renders, made.skipped, units)
+        chosen = []
+        for unit, plain in candidates:
+            if plain or any(self.wanted.intersection(self.renders[job].inputs) for job in unit.renders if job in self.renders):
+                chosen.append(unit)
+                for job in unit.renders:
+                    self._using.setdefault(job, []).append(unit.name)
+        return chosen
+
+    def _may_read(self, job: RenderJob, folders: set[str]) -> bool:
+        if job.tool == HELM:
+            return job.folder in folders or any(path in self.wanted for path in job.values)
+        consumed = self.layout.consumed_by.get(job.folder, frozenset()) if self.layout is not None else frozenset()
+        return not self.wanted.isdisjoint(consumed)
+
+    def _default_namespace(self, folder: str) -> str:
+        return self.settings_for(self.names.display(f"{folder}/Chart.yaml" if folder != "." else "Chart.yaml")).default_namespace
+
+    def _report(self, made: dict[RenderJob, Render], skipped: dict[RenderJob, str], units: Sequence[Unit]) -> None:
+        """Notices for renders that warned, failed or could not run; their files judge no suppressions."""
+        named = {job: unit.name for unit in units for job in unit.renders}
+        for reason in dict.fromkeys(skipped.values()):
+            jobs = [job for job, why in skipped.items() if why == reason]
+            count = len(jobs)
+            self.notices.append(f"{count} unit{'s' if count != 1 else ''} not linted ({', '.join(named.get(j, j.folder) for j in jobs[:3])}"
+                                f"{', ...' if count > 3 else ''}): {reason}")
+            for job in jobs:
+                self.unlinted.update(self.names.display(key) for key in self._reads(job))
+        for job, done in made.items():
+            failed = not done.objects and bool(done.problems)
+            for problem in done.problems:
+                shown = self.names.display(problem.file)
+                message = problem.message if problem.message.startswith(f"{job.tool}:") else f"{job.tool}: {problem.message}"
+                settings = self.settings_for(shown)
+                if failed and problem.file in self.wanted and settings.enabled(RENDER_FAILED):
+                    self.failures.append(Finding(
+                        shown, problem.line, problem.column, RENDER_FAILED, settings.severity[RENDER_FAILED], "", "",
+                        message, "", units=(named.get(job, job.folder),),
+                    ))
+                    continue
+                tail = f" ({named.get(job, job.folder)} not linted)" if failed else ""
+                self.notices.append(f"{shown}:{problem.line}:{problem.column}: {message}{tail}")
+            if failed:
+                self.unlinted.update(self.names.display(key) for key in (*done.inputs, *self._reads(job)))
+        self.notices[:] = list(dict.fromkeys(self.notices))
+
+    def _reads(self, job: RenderJob) -> list[str]:
+        """What a render of the job would read, as far as it is known without it."""
+        if job.tool == HELM:
+            return sorted(key for key in self.wanted if is_below(key, job.folder) or key in job.values)
+        return sorted(self.layout.consumed_by.get(job.folder, ())) if self.layout is not None else []
+
+    def inputs_of(self, unit: Unit) -> list[str]:
+        """The files the unit's renders read (keys)."""
+        return [key for job in unit.renders if job in self.renders for key in self.renders[job].inputs]
+
+    def place(self, obj: RenderedObject, path: tuple[str | int, ...]) -> tuple[str, int, int, bool] | None:
+        """Where a finding on a rendered object is reported, or None when that file is not linted."""
+        from .rendered import locate
+
+        (file, line, column), exact = locate(obj, path)
+        if file not in self.wanted:
+            return None
+        return self.names.display(file), line, column, exact
+
+    def _objects(self, job: RenderJob) -> list[_Analysed]:
+        """The job's rendered objects, each analysed once (object rules run, projected)."""
+        known = self._analysed.get(job)
+        if known is None:
+            known = self._analysed[job] = []
+            for obj in self.renders[job].objects if job in self.renders else ():
+                anchor = self.names.display(obj.anchor[0])
+                result = analyse(anchor, obj.text.encode("utf-8", "surrogateescape"), "", self.settings_for(anchor), True, None)
+                known.append(_Analysed(obj, anchor, result))
+        return known
+
+    def rendered_members(self, unit: Unit) -> list[Member]:
+        """The unit's rendered objects as set-rule members."""
+        return [
+            Member(record, item.anchor, True, item.obj)
+            for job in unit.renders for item in self._objects(job) for record in item.result.objects
+        ]
+
+    def rendered_findings(self, units: Sequence[Unit]) -> list[Finding]:
+        """Object-rule findings on the rendered objects of these units, placed in the files being linted."""
+        found: list[Finding] = []
+        for job in dict.fromkeys(job for unit in units for job in unit.renders):
+            for item in self._objects(job):
+                records = item.result.objects
+                for finding in item.result.findings:
+                    if RULES[finding.code].SCOPE != OBJECT:
+                        continue  # the rendered text's own syntax is the renderer's business
+                    where = self.place(item.obj, finding.raw_path)
+                    if where is None:
+                        continue
+                    file, line, column, exact = where
+                    settings = self.settings_for(file)
+                    if not settings.enabled(finding.code):
+                        continue
+                    record = next((r for r in records if finding.raw_path[: len(r.prefix)] == r.prefix), None)
+                    found.append(finding._replace(
+                        file=file, line=line, column=column, document=-1,
+                        severity=_rejudged(finding.severity, self.settings_for(item.anchor), settings, finding.code),
+                        units=tuple(self._using.get(job, ())), approximate=not exact,
+                        suppressed=annotated(record.ignore if record else False, finding.code),
+                    ))
+        return found
+
+
+def _rejudged(severity: str, anchor: Settings, place: Settings, code: str) -> str:
+    """A finding's severity under the settings of the file it is reported in (a rule's own lowering kept)."""
+    if anchor is place:
+        return severity
+    configured = place.severity[code]
+    lowered = severity != anchor.severity[code]
+    return severity if lowered and SEVERITY_RANK[severity] < SEVERITY_RANK[configured] else configured
+

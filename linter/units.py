@@ -1,0 +1,255 @@
+"""Apply units: the sets of objects that reach one cluster together.
+
+Cross-object rules (duplicates, overlaps, selects-nothing, autoscaler relations) run inside
+each unit, never across units: clusters/dev and clusters/prod may both define `web`.
+A project's units, from its file list (project-relative POSIX paths):
+
+- each kustomization no other kustomization includes, rendered (linter/kustomize.py);
+- each Helm chart, once per value set (its values.yaml, each ci/*-values.yaml, --helm-values);
+- folders that Argo CD Applications, Flux Kustomizations and HelmReleases of the project
+  name (see gitops.py), with the namespace they deploy to; Flux reads a plain folder
+  recursively, Argo CD only with `directory.recurse`;
+- folders the configuration's `units:` globs match, each with everything below it;
+- every other folder's manifests, not recursively (`kubectl apply -f DIR`).
+
+A recursive unit also holds the kustomizations and charts below it, rendered; they are then
+no units of their own (they are applied as part of it). Files a render consumes (patches,
+bases, components, everything in a chart) are no plain manifests: they are linted through
+the units that use them. Test fixtures are left out (see `is_fixture`).
+
+Everything here is pure: plain data in, plain data out.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+from typing import Iterable, Mapping, NamedTuple, Sequence
+
+KUSTOMIZE = "kustomize"
+HELM = "helm"
+KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+CHART_FILE = "Chart.yaml"
+
+
+class RenderJob(NamedTuple):
+    """One render: a kustomization, or a chart with a value set."""
+
+    tool: str  # KUSTOMIZE or HELM
+    folder: str  # project-relative folder of the kustomization or chart ("." for the root)
+    values: tuple[str, ...] = ()  # Helm: project-relative values files, in order (the chart's values.yaml is implied)
+    namespace: str = ""  # Helm: the release namespace ("" = the default namespace)
+
+
+class Unit(NamedTuple):
+    """A set of objects applied together."""
+
+    name: str  # what findings say they were found in
+    files: tuple[str, ...]  # plain manifests, project-relative
+    renders: tuple[RenderJob, ...] = ()
+    namespace: str = ""  # where its namespaced objects land when they name none ("" = default-namespace)
+    force_namespace: bool = False  # also when they name one (Flux targetNamespace)
+
+
+class Declaration(NamedTuple):
+    """A folder that something in the project (or its configuration) says is applied as one unit."""
+
+    folder: str  # project-relative
+    recursive: bool
+    namespace: str = ""
+    force_namespace: bool = False
+    values: tuple[str, ...] = ()  # Helm values files, project-relative, when the folder is a chart
+    by: str = ""  # who says so, for the unit's name
+
+
+class Plan(NamedTuple):
+    """The units of a project and the files only renders use."""
+
+    units: list[Unit]
+    consumed: frozenset[str]  # linted only through the renders that use them
+
+
+def folder_of(path: str) -> str:
+    """`a/b/c.yaml` -> `a/b`; `c.yaml` -> `.`."""
+    head, _, _ = path.rpartition("/")
+    return head or "."
+
+
+def is_below(path: str, folder: str) -> bool:
+    """Whether `path` lies in `folder` or any folder below it (`.` holds everything relative)."""
+    if folder == ".":
+        return not path.startswith("/")
+    return path.startswith(folder + "/")
+
+
+def may_render(files: Iterable[str]) -> bool:
+    """Whether a file list holds a kustomization or a chart (a cheap look before importing renderers)."""
+    names = (*KUSTOMIZATION_NAMES, CHART_FILE)
+    return any(path.rpartition("/")[2] in names for path in files)
+
+
+def chart_of(path: str, charts: Iterable[str]) -> str | None:
+    """The chart folder a file lies in (the innermost), or None."""
+    best = None
+    for chart in charts:
+        if is_below(path, chart) and (best is None or len(chart) > len(best)):
+            best = chart
+    return best
+
+
+# -- test fixtures -------------------------------------------------------------------------
+
+CHAINSAW_TEST_FILES = ("chainsaw-test.yaml", "chainsaw-test.yml", "chainsaw-test.json")
+_CHECK_WORDS = frozenset({"assert", "asserts", "error", "errors"})
+
+
+def chainsaw_folders(files: Iterable[str]) -> frozenset[str]:
+    """Folders holding a chainsaw test (`chainsaw-test.yaml`)."""
+    return frozenset(folder_of(f) for f in files if f.rpartition("/")[2] in CHAINSAW_TEST_FILES)
+
+
+def is_fixture(path: str, chainsaw: frozenset[str]) -> bool:
+    """A test fixture by convention: below a `testdata/` folder (Go), or a kuttl/chainsaw check.
+
+    Checks are `NN-assert.yaml` / `NN-errors.yaml` step files, and in a chainsaw test folder
+    any file whose name has the word `assert` or `error` (`assert.yaml`, `deploy-assert.yaml`):
+    they describe what a cluster should (not) hold, partially, and are never applied.
+    """
+    folder, _, name = path.rpartition("/")
+    if "testdata" in folder.split("/"):
+        return True
+    stem = name.rsplit(".", 1)[0].lower()
+    words = stem.replace("_", "-").replace(".", "-").split("-")
+    if len(words) > 1 and len(words[0]) == 2 and words[0].isdigit() and words[1] in ("assert", "error", "errors"):
+        return True  # kuttl and chainsaw's step files: `<two-digit step>-assert.yaml`, `<step>-errors.yaml`
+    return (folder or ".") in chainsaw and not _CHECK_WORDS.isdisjoint(words)
+
+
+# -- configuration globs --------------------------------------------------------------------
+
+def glob_matches(pattern: str, folder: str) -> bool:
+    """Whether a folder (relative, `.` for the base) matches a `units:` glob.
+
+    `*`, `?` and `[...]` match within one path segment, `**` any number of segments;
+    a trailing `/` changes nothing (units are folders anyway).
+    """
+    wanted = [part for part in pattern.strip().split("/") if part not in ("", ".")]
+    parts = [] if folder == "." else folder.split("/")
+    return _segments_match(wanted, parts)
+
+
+def _segments_match(pattern: list[str], parts: list[str]) -> bool:
+    if not pattern:
+        return not parts
+    head = pattern[0]
+    if head == "**":
+        return any(_segments_match(pattern[1:], parts[index:]) for index in range(len(parts) + 1))
+    return bool(parts) and fnmatchcase(parts[0], head) and _segments_match(pattern[1:], parts[1:])
+
+
+def folders_with_ancestors(files: Iterable[str]) -> set[str]:
+    """Every folder that holds a file, and every folder above it (`.` included)."""
+    found: set[str] = set()
+    for path in files:
+        if path.startswith("/"):
+            continue  # outside the project
+        folder = folder_of(path)
+        while folder not in found:
+            found.add(folder)
+            if folder == ".":
+                break
+            folder = folder_of(folder)
+    return found
+
+
+def declared_by_globs(patterns: Iterable[tuple[str, str]], folders: Iterable[str]) -> list[Declaration]:
+    """`units:` entries as declarations: (pattern, the project-relative folder it is relative to)."""
+    found: list[Declaration] = []
+    candidates = sorted(folders)
+    for pattern, base in patterns:
+        for folder in candidates:
+            if base != "." and folder != base and not folder.startswith(base + "/"):
+                continue
+            relative = "." if folder == base else (folder if base == "." else folder[len(base) + 1:])
+            if glob_matches(pattern, relative):
+                found.append(Declaration(folder, True, by=f"units: {pattern}"))
+    return found
+
+
+# -- the plan -------------------------------------------------------------------------------
+
+def plan(
+    files: Sequence[str],
+    kustomizations: Iterable[str],
+    consumed: Iterable[str],
+    charts: Mapping[str, Sequence[tuple[str, ...]]],
+    declarations: Iterable[Declaration] = (),
+) -> Plan:
+    """The units of a project.
+
+    `files`: its manifests (fixtures already left out); `kustomizations`: the folders of the
+    kustomizations no other includes; `consumed`: files those kustomizations use;
+    `charts`: each chart's folder and its value sets (each a tuple of values files; `()` is
+    the chart's own values.yaml); `declarations`: folders named by GitOps objects and globs.
+    """
+    roots = set(kustomizations)
+    chart_folders = sorted(charts)
+    used = set(consumed)
+    used.update(f for f in files if any(is_below(f, chart) for chart in chart_folders))
+    plain = [f for f in files if f not in used]
+    units: list[Unit] = []
+    claimed_files: set[str] = set()
+    claimed_roots: set[str] = set()
+    seen: set[tuple[str, bool, str, bool, tuple[str, ...]]] = set()
+    for declaration in sorted(declarations):
+        identity = declaration[:5]
+        if identity in seen:
+            continue
+        seen.add(identity)
+        unit = _declared_unit(declaration, plain, roots, charts)
+        if unit is None:
+            continue
+        units.append(unit)
+        claimed_files.update(unit.files)
+        claimed_roots.update(job.folder for job in unit.renders if job.tool == KUSTOMIZE)
+    for root in sorted(roots - claimed_roots):
+        units.append(Unit(f"{root} (kustomize)", (), (RenderJob(KUSTOMIZE, root),)))
+    for chart in chart_folders:
+        for values in charts[chart] or [()]:
+            units.append(Unit(chart_unit_name(chart, values), (), (RenderJob(HELM, chart, tuple(values)),)))
+    by_folder: dict[str, list[str]] = {}
+    for path in plain:
+        if path not in claimed_files:
+            by_folder.setdefault(folder_of(path), []).append(path)
+    units.extend(Unit(folder, tuple(members)) for folder, members in sorted(by_folder.items()))
+    return Plan(units, frozenset(used))
+
+
+def _declared_unit(
+    declaration: Declaration, plain: Sequence[str], roots: set[str], charts: Mapping[str, Sequence[tuple[str, ...]]]
+) -> Unit | None:
+    folder = declaration.folder
+    about = [part for part in (declaration.by, declaration.namespace and f"namespace {declaration.namespace}") if part]
+    name = f"{folder} ({', '.join(about)})" if about else folder
+    namespace, force = declaration.namespace, declaration.force_namespace
+    if folder in roots:
+        return Unit(name, (), (RenderJob(KUSTOMIZE, folder),), namespace, force)
+    if folder in charts:
+        return Unit(name, (), (RenderJob(HELM, folder, declaration.values, namespace),), namespace, force)
+    if declaration.recursive:
+        members = tuple(f for f in plain if is_below(f, folder))
+        renders = [RenderJob(KUSTOMIZE, root) for root in sorted(roots) if root == folder or is_below(root, folder)]
+        renders.extend(RenderJob(HELM, chart, (), namespace) for chart in sorted(charts) if is_below(chart, folder))
+    else:
+        members = tuple(f for f in plain if folder_of(f) == folder)
+        renders = []
+    if not members and not renders:
+        return None  # it names nothing here (another repository's path, say)
+    return Unit(name, members, tuple(renders), namespace, force)
+
+
+def chart_unit_name(chart: str, values: Sequence[str]) -> str:
+    """`charts/web (helm)`, `charts/web (helm, ci/ha-values.yaml)`: values files relative to the chart."""
+    if not values:
+        return f"{chart} (helm)"
+    shown = [v[len(chart) + 1:] if chart != "." and v.startswith(chart + "/") else v for v in values]
+    return f"{chart} (helm, {', '.join(shown)})"
