@@ -24,6 +24,9 @@ order turning every round), so that a busy moment of the host weighs on all alik
 - no webhook: a namespace labelled `fieldwarden.io/admission=disabled`, which the chart's webhook
   configurations exclude: the API server calls no webhook (it matches the namespace selector);
 - fieldwarden's webhooks: an ordinary namespace;
+- a trivial webhook: a Python TLS server in this process answering "allowed" with no patch,
+  registered for a namespace of its own (opted out of fieldwarden's): what any webhook round trip
+  costs on this host, so that fieldwarden's own share shows;
 - fieldwarden's policies exported to the API server (issue 15): not built yet, see
   `exported_policies_namespace`.
 
@@ -53,7 +56,9 @@ import random
 import ssl
 import sys
 import tempfile
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable, NamedTuple, Sequence
 
@@ -72,6 +77,7 @@ GIT_REPLICAS = 3  # what every deploy sends
 LIVE_REPLICAS = 5  # what the HPA set
 OPTED_OUT = "bench-no-webhook"
 PLAIN = "bench-fieldwarden"
+TRIVIAL = "bench-trivial-webhook"
 STRATEGIC_MERGE = "application/strategic-merge-patch+json"
 Obj = dict[str, Any]
 
@@ -173,6 +179,76 @@ KINDS = [
 
 
 # -- the configurations -----------------------------------------------------------------------------
+
+class TrivialWebhook:
+    """The floor of any webhook: a Python TLS server in this process answering "allowed", with no patch.
+
+    Registered (failurePolicy Fail) for the pod CREATEs and Deployment UPDATEs of one namespace,
+    which carries fieldwarden's opt-out label: what a webhook round trip costs on this host,
+    whatever the webhook decides. It counts the reviews it answered.
+    """
+
+    def __init__(self, cluster: Cluster, namespace: str) -> None:
+        self.answered = 0
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # kept alive, as the API server's client expects
+            disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall
+
+            def do_POST(self) -> None:
+                review = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                answer = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                                     "response": {"uid": review["request"]["uid"], "allowed": True}}).encode()
+                owner.answered += 1  # (before answering: the caller may look as soon as it has the answer)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(str(cluster.webhook_cert), str(cluster.webhook_key))
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, name="trivial-webhook", daemon=True)
+        self.thread.start()
+        port = self.server.server_address[1]
+        self.configuration: Obj = {
+            "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": "bench-trivial"},
+            "webhooks": [{
+                "name": "trivial.bench.fieldwarden.io", "admissionReviewVersions": ["v1"], "sideEffects": "None",
+                "failurePolicy": "Fail", "timeoutSeconds": 5, "matchPolicy": "Equivalent",
+                "clientConfig": {"url": f"https://127.0.0.1:{port}/", "caBundle": cluster.ca_bundle},
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
+                "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]},
+                          {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["UPDATE"],
+                           "resources": ["deployments"]}],
+            }],
+        }
+
+    def register(self, cluster: Cluster, namespace: str) -> None:
+        """Store the configuration; return once the API server calls the webhook."""
+        cluster.api.create("/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations", self.configuration)
+        probe = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe"},
+                 "spec": {"containers": [{"name": "app", "image": IMAGE}]}}
+        seen = self.answered
+
+        def called() -> bool:
+            created = cluster.api.request("POST", f"/api/v1/namespaces/{namespace}/pods", probe, query={"dryRun": "All"})
+            return created.ok and self.answered > seen
+
+        wait_for(called, "the API server to call the trivial webhook", 30, interval=0.2)
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
 
 def exported_policies_namespace(cluster: Cluster, installation: Installation) -> str | None:
     """The third configuration (issue 15): fieldwarden's policies exported to the API server.
@@ -383,6 +459,7 @@ def measure(args: argparse.Namespace, folder: Path) -> Results:
     cluster = Cluster(folder / "cluster", assets, ClusterOptions(controller_manager=False))
     installation: Installation | None = None
     client: Client | None = None
+    trivial: TrivialWebhook | None = None
     try:
         cluster.start()
         kubectl = Kubectl(kubectl_binary, cluster.kubeconfig, folder / "kubectl-cache")
@@ -391,8 +468,10 @@ def measure(args: argparse.Namespace, folder: Path) -> Results:
             for controller in installation.controllers:
                 controller.stop()
         version = str(cluster.api.get("/version")["gitVersion"])
-        prepare(cluster, OPTED_OUT, dict([opt_out_label(installation)]))
+        opt_out = dict([opt_out_label(installation)])
+        prepare(cluster, OPTED_OUT, opt_out)
         prepare(cluster, PLAIN, {})
+        prepare(cluster, TRIVIAL, opt_out)
         condition = installation.condition_type
         client = Client(cluster)
         namespaces = [OPTED_OUT, PLAIN]
@@ -405,21 +484,26 @@ def measure(args: argparse.Namespace, folder: Path) -> Results:
             for namespace in namespaces:
                 check(null[kind.name][namespace], kind, condition, False, f"no webhook registered, {namespace}")
 
-        # 2. Registered: the opted-out namespace against fieldwarden's (and, once built, the exported policies).
+        # 2. Registered: the opted-out namespace against fieldwarden's, the trivial webhook's (and, once
+        # built, the exported policies').
         installation.register_webhooks()
+        trivial = TrivialWebhook(cluster, TRIVIAL)
+        trivial.register(cluster, TRIVIAL)
+        namespaces.append(TRIVIAL)
         for namespace in namespaces:
             scale_as_the_hpa_does(cluster, namespace)
         wait_until_replicas_kept(installation)
         exported = exported_policies_namespace(cluster, installation)
         if exported is not None:
             namespaces.append(exported)
-        before = timings(installation)
+        before, answered = timings(installation), trivial.answered
         found = {kind.name: run(client, namespaces, kind, args.calls, args.warmup, "measured") for kind in KINDS}
         after = timings(installation)
         for kind in KINDS:
-            check(found[kind.name][OPTED_OUT], kind, condition, False, "the opted-out namespace")
-            for namespace in namespaces[1:]:
-                check(found[kind.name][namespace], kind, condition, True, namespace)
+            for namespace in namespaces:
+                check(found[kind.name][namespace], kind, condition, namespace not in (OPTED_OUT, TRIVIAL), namespace)
+        if trivial.answered - answered < len(KINDS) * (args.warmup + args.calls):
+            raise RuntimeError(f"the trivial webhook answered {trivial.answered - answered} calls, not every one")
         spent = {name: after[name].since(before[name]) for name in after}
         return Results(version, assets.source, null, found, exported, spent, (load_before, os.getloadavg()[0]))
     except BaseException:
@@ -430,6 +514,8 @@ def measure(args: argparse.Namespace, folder: Path) -> Results:
     finally:
         if client is not None:
             client.close()
+        if trivial is not None:
+            trivial.stop()
         if installation is not None:
             installation.stop()
         cluster.stop()
@@ -463,6 +549,8 @@ def report(results: Results, args: argparse.Namespace) -> bool:
             baseline_row("  no webhook (namespace opted out)", base),
             fieldwarden,
             exported,
+            compare("  a trivial webhook (allowed, no patch; Python, in the bench)", base, found[TRIVIAL])[0],
+            compare("  fieldwarden's webhooks against the trivial webhook", found[TRIVIAL], found[PLAIN])[0],
             compare("  no webhook registered, one namespace against the other", null[OPTED_OUT], null[PLAIN])[0],
             Row(f"  the webhook call, as the API server timed it: {results.timings[kind.name].describe()}"),
         ]
