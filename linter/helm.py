@@ -32,7 +32,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable, Iterator, NamedTuple, Sequence, Union
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -68,8 +68,8 @@ def find_charts(root: Path, files: Iterable[str], extra_values: Sequence[str] = 
     folders = sorted({_folder(f) for f in names if f == "Chart.yaml" or f.endswith("/Chart.yaml")}, key=_depth)
     charts: dict[str, list[tuple[str, ...]]] = {}
     for folder in folders:
-        if any(_below(folder, parent + "/charts/" if parent != "." else "charts/") for parent in folders if parent != folder):
-            continue
+        if any(folder.startswith(_join(parent, "charts/")) for parent in folders if parent != folder):
+            continue  # a subchart
         if _chart_type(root / folder / "Chart.yaml") == "library":
             continue
         ci = "ci/" if folder == "." else folder + "/ci/"
@@ -87,10 +87,6 @@ def _folder(path: str) -> str:
 
 def _depth(folder: str) -> tuple[int, str]:
     return (0 if folder == "." else folder.count("/") + 1, folder)
-
-
-def _below(path: str, prefix: str) -> bool:
-    return path.startswith(prefix)
 
 
 def _chart_type(chart_yaml: Path) -> str:
@@ -316,16 +312,16 @@ class _Layout:
         self.files = dict(snapshot.files)
         self.archived: dict[str, str] = {}  # copy-relative file -> the project-relative archive it came from
         self.problems: list[RenderProblem] = []
-        self._unpack(snapshot)
+        self._unpack()
         self.charts: list[_Chart] = []
-        self._collect("", (), None, None)
+        self._collect("", (), None)
         # Helm's template path prefix (`root/charts/cache`) -> chart
         self.by_helm_path: dict[str, _Chart] = {}
         for item in self.charts:
             for helm_path in self._helm_paths(item):
                 self.by_helm_path[helm_path] = item
 
-    def _unpack(self, snapshot: _Snapshot) -> None:
+    def _unpack(self) -> None:
         """Subchart archives (`charts/*.tgz`, at any depth) become folders, read with care."""
         pending = sorted(name for name in self.files if _is_archive(name))
         if not pending:
@@ -340,16 +336,13 @@ class _Layout:
             origin = self.archived.get(name, _join(self.chart, name))
             try:
                 with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
-                    members = archive.getmembers()
-                    top = None
-                    for member in members:
+                    for member in archive.getmembers():
                         parts = PurePosixPath(member.name).parts
                         if not member.isfile() or not parts or member.name.startswith("/") or ".." in parts:
                             continue
                         budget -= member.size
                         if budget < 0 or member.size > MAX_FILE:
                             raise ValueError("archive too large")
-                        top = top or parts[0]
                         handle = archive.extractfile(member)
                         if handle is None:
                             continue
@@ -362,8 +355,8 @@ class _Layout:
             except (tarfile.TarError, OSError, ValueError, EOFError) as exc:
                 self.problems.append(RenderProblem(origin, 1, 1, f"unreadable subchart archive: {exc}"))
 
-    def _collect(self, prefix: str, scope: tuple[str, ...], parent_deps: list[dict[str, Any]] | None,
-                 names: tuple[str, ...] | None) -> None:
+    def _collect(self, prefix: str, scope: tuple[str, ...], names: tuple[str, ...] | None) -> None:
+        """The chart at `prefix` and its subcharts, known by `names` (aliases) in Helm's paths."""
         meta = _plain_yaml(self.files.get(prefix + "Chart.yaml", b""))
         name = str(meta.get("name") or "") if isinstance(meta, dict) else ""
         if names is None:
@@ -383,10 +376,8 @@ class _Layout:
             sub_prefix = f"{prefix}charts/{sub}/"
             sub_meta = _plain_yaml(self.files.get(sub_prefix + "Chart.yaml", b""))
             sub_name = str(sub_meta.get("name") or sub) if isinstance(sub_meta, dict) else sub
-            aliases = tuple(str(d.get("alias") or sub_name) for d in deps if d.get("name") == sub_name)
-            for alias in aliases or (sub_name,):
-                self._collect(sub_prefix, (*scope, alias), deps, aliases or (sub_name,))
-                break  # one entry per folder; its aliases are its names
+            aliases = tuple(str(d.get("alias") or sub_name) for d in deps if d.get("name") == sub_name) or (sub_name,)
+            self._collect(sub_prefix, (*scope, aliases[0]), aliases)
 
     def _helm_paths(self, item: _Chart) -> Iterator[str]:
         if not item.prefix:
@@ -425,9 +416,6 @@ class _Layout:
 
     def chart_yaml_text(self) -> str:
         return self.files.get("Chart.yaml", b"").decode("utf-8", "replace")
-
-    def chart_of(self, prefix: str) -> _Chart:
-        return next(c for c in self.charts if c.prefix == prefix)
 
     def missing_dependencies(self, meta: dict[str, Any]) -> list[RenderProblem]:
         """Dependencies Chart.yaml declares that charts/ lacks (`helm template` refuses those charts)."""
@@ -700,15 +688,14 @@ class _ValueSources:
             return any(isinstance(node, MappingNode) and node.value for node in layers)
         if isinstance(layers[0], SequenceNode):
             return bool(layers[0].value)
-        node = layers[0]
         text = str(layers[0].value)
         tag = layers[0].tag.rsplit(":", 1)[-1]
         if tag == "null":
             return False
         if tag == "bool":
             return text.lower() in ("true", "yes", "on", "y")
-        if tag in ("int", "float"):
-            return text.strip("+-").lstrip("0.") not in ("", "e0")
+        if tag in ("int", "float"):  # 0, 0.0, -0, 0x0, 0_000 are false
+            return any(digit not in "0" for digit in re.sub(r"^[-+]?(0[xob])?|[._]|e.*$", "", text.lower()))
         return text != ""
 
     def size(self, scope: tuple[str, ...], path: FieldPath) -> int | None:

@@ -76,7 +76,7 @@ def set_name(values: tuple[str, ...]) -> str:
     return ",".join(Path(v).name.removesuffix("-values.yaml") for v in values) or "default"
 
 
-def chart_of(render: Render, kind: str, name: str | None = None) -> list[tuple[RenderedObject, dict[str, Any]]]:
+def objects_of(render: Render, kind: str, name: str | None = None) -> list[tuple[RenderedObject, dict[str, Any]]]:
     found = []
     for obj in render.objects:
         data = yaml.safe_load(obj.text)
@@ -86,7 +86,7 @@ def chart_of(render: Render, kind: str, name: str | None = None) -> list[tuple[R
 
 
 def one(render: Render, kind: str, name: str | None = None) -> tuple[RenderedObject, dict[str, Any]]:
-    found = chart_of(render, kind, name)
+    found = objects_of(render, kind, name)
     assert len(found) == 1, [o.anchor for o, _ in found]
     return found[0]
 
@@ -285,7 +285,7 @@ def test_objects_inputs_and_anchors() -> None:
     assert one(render, "ConfigMap", "release-name-config")[0].anchor == ("platform/templates/configmaps.yaml", 1, 1)
     assert one(render, "ConfigMap", "release-name-feature-flags")[0].anchor == ("platform/templates/configmaps.yaml", 16, 1)
     # documents a `range` writes: every one anchored on the document inside the range
-    consumers = chart_of(render, "Deployment")
+    consumers = objects_of(render, "Deployment")
     assert [o.anchor for o, _ in consumers] == [("platform/templates/consumers.yaml", 3, 1)] * 2
     # a subchart's objects map into its own files
     cache, _ = one(render, "StatefulSet", "release-name-cache")
@@ -417,7 +417,7 @@ def test_archived_subcharts_render_and_point_at_their_dependency(tmp_path: Path)
     (tmp_path / "demo/charts/redis-17.0.0.tgz").write_bytes(data)
     render = render_with(tmp_path, {"demo/Chart.yaml": CHART + "dependencies:\n  - name: redis\n    version: 17.0.0\n"})
     assert not render.problems, messages(render)
-    (obj, svc), = chart_of(render, "Service")
+    (obj, svc), = objects_of(render, "Service")
     assert svc["metadata"]["name"] == "release-name-redis"
     assert obj.anchor == ("demo/Chart.yaml", 5, 11) and locate(obj, ("metadata", "name")) == (obj.anchor, False)
     assert "demo/charts/redis-17.0.0.tgz" in render.inputs
