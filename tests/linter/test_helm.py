@@ -21,7 +21,7 @@ import re
 import tarfile
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Iterator, NamedTuple
 
 import pytest
 import yaml
@@ -198,10 +198,10 @@ def test_exact_line_rate() -> None:
     assert not wrong, "placed exactly, but on the wrong line:\n" + report(wrong)
     hits = sum(s.hit for s in samples)
     assert len(samples) >= 100
-    assert hits / len(samples) >= 0.95, report(samples)
+    assert hits / len(samples) >= 0.98, report(samples)  # 313 of 314 when written
 
 
-def fields(data: Any, path: tuple[str | int, ...] = ()) -> Any:
+def fields(data: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[str | int, ...]]:
     if isinstance(data, dict):
         for key, value in data.items():
             yield (*path, key)
