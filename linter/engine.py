@@ -18,11 +18,11 @@ from ..policies.registry import resolve
 from ..policies.rule import ADMISSION
 from .analyse import FileResult, Finding, ObjectRecord, analyse, context_paths, read_source
 from .gitops import may_declare
-from .sets import Member, run_set_rules
+from .sets import Member, labelled, run_set_rules
 from .suppress import covers, directive_document
 from .units import (
     Declaration, Unit, chainsaw_folders, chart_of, declared_by_globs, folder_of, folders_with_ancestors, is_fixture,
-    may_render,
+    may_render, step_folders,
 )
 from .units import plan as units_plan
 from .unitrun import UnitRun
@@ -97,6 +97,7 @@ def _lint(
     target_ids = [names.add(s.display, stdin=s.path is None and s.display == STDIN) for s in targets]
     context_ids = [names.add(str(path)) for path in context]
     notices: list[str] = []
+    steps = step_folders([*target_ids, *context_ids])
     if not scope.include_fixtures:
         chainsaw = chainsaw_folders([*target_ids, *context_ids])
         given = len(targets)
@@ -124,7 +125,7 @@ def _lint(
     results = dict(zip(target_ids, target_results))
     results.update(zip(context_ids, context_results))
     kustomizations, charts = (layout.kustomizations, layout.charts) if layout is not None else ([], {})
-    plan = units_plan(files, kustomizations, consumed, charts, _declarations(results, names, scope))
+    plan = units_plan(files, kustomizations, consumed, charts, _declarations(results, names, scope), steps)
     all_units = plan.units + ([Unit(STDIN, (STDIN,))] if STDIN in results else [])
     wanted = set(target_ids)
     work = UnitRun(names, wanted, settings_for, layout)
@@ -137,7 +138,7 @@ def _lint(
         members = [m for key in unit.files for m in _members(results.get(key), names.display(key), key in wanted)]
         members.extend(work.rendered_members(unit))
         findings.extend(run_set_rules(unit, members, settings_for, work.place))
-    findings = _with_units(findings, names, relevant, work)
+    findings = _with_units(findings, names, relevant, work, target_results)
     consumed_shown = {names.display(key) for key in wanted if key in consumed}
     findings = _suppress(target_results, findings, settings_for, consumed_shown, work.unlinted)
     notices.extend(r.notice for r in target_results if r.notice)
@@ -228,27 +229,48 @@ def _declarations(results: dict[str, FileResult], names: _Names, scope: Scope) -
     return found
 
 
-def _with_units(findings: list[Finding], names: _Names, relevant: Sequence[Unit], work: UnitRun) -> list[Finding]:
-    """Every finding names its units; one found in several units is reported once, naming them all."""
-    of_file: dict[str, list[str]] = {}
+def _with_units(
+    findings: list[Finding], names: _Names, relevant: Sequence[Unit], work: UnitRun, results: Sequence[FileResult]
+) -> list[Finding]:
+    """Every finding names its units; one found in several units is reported once, naming them all.
+
+    A finding of a file's own (its syntax, an object rule on a plain file) names the units that
+    hold the file, and its object as the first of them deploys it (its namespace).
+    """
+    of_file: dict[str, list[Unit]] = {}
     for unit in relevant:
         for member in (*unit.files, *work.inputs_of(unit)):
-            of_file.setdefault(names.display(member), []).append(unit.name)
+            of_file.setdefault(names.display(member), []).append(unit)
+    by_file = {result.file: result for result in results}
     merged: dict[tuple[object, ...], Finding] = {}
     for finding in findings:
-        units = finding.units or tuple(dict.fromkeys(of_file.get(finding.file, ())))
-        # the same place, rule and words: one finding (a base under two overlays, a template
-        # line that writes several objects); objects of a plain file stay apart by document and path
-        place = (finding.document, finding.raw_path) if finding.document >= 0 else ()
-        key = (finding.file, finding.line, finding.column, finding.code, finding.field, finding.message, place)
+        if not finding.units:
+            units = list(dict.fromkeys(of_file.get(finding.file, ())))
+            finding = finding._replace(units=tuple(unit.name for unit in units))
+            if units and units[0].namespace and finding.document >= 0 and finding.file in by_file:
+                finding = _relabelled(finding, by_file[finding.file], units[0])
+        # the same place and rule: one finding (a base under two overlays, which may name its
+        # object differently; a template line that writes several objects); in a plain file,
+        # findings stay apart by object (document and path) and by what they say
+        place = (finding.document, finding.raw_path, finding.message) if finding.document >= 0 else ()
+        key = (finding.file, finding.line, finding.column, finding.code, finding.field, place)
         known = merged.get(key)
         if known is None:
-            merged[key] = finding._replace(units=units)
+            merged[key] = finding
         else:
             merged[key] = known._replace(
-                units=tuple(dict.fromkeys((*known.units, *units))), approximate=known.approximate and finding.approximate
+                units=tuple(dict.fromkeys((*known.units, *finding.units))),
+                approximate=known.approximate and finding.approximate,
             )
     return list(merged.values())
+
+
+def _relabelled(finding: Finding, result: FileResult, unit: Unit) -> Finding:
+    """The finding naming its object with the namespace the unit deploys it to."""
+    for record in result.objects:
+        if record.document == finding.document and finding.raw_path[: len(record.prefix)] == record.prefix:
+            return finding._replace(object=labelled(record, unit))
+    return finding
 
 
 def _analyse_all(jobs: list[tuple[str, Path | None, bytes | None, Settings, bool]]) -> list[FileResult]:

@@ -201,7 +201,8 @@ def _find_tool(tool: str) -> str | None:
         engine = version("helm-python-sdk")
     except PackageNotFoundError:
         engine = "?"
-    return f"helm-python-sdk {engine} {_stamp(helm.__file__)}"
+    sources = getattr(helm, "SOURCES", (helm.__file__,))  # the mapping code, as much as the engine, makes a render
+    return f"helm-python-sdk {engine} {' '.join(_stamp(path) for path in sources)}"
 
 
 def _stamp(path: str) -> str:

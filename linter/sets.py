@@ -123,6 +123,12 @@ def _finding(
 
 
 
+def labelled(record: ObjectRecord, unit: Unit) -> str:
+    """How findings name the object in a unit: with the namespace the unit puts it in."""
+    placed = placed_record(record, unit.namespace, unit.force_namespace)
+    return placed.key.label() if placed.key is not None else record.label
+
+
 def annotated(ignore: tuple[str, ...] | None | bool, code: str) -> str:
     """How a rendered object's own `fieldwarden.io/ignore` annotation suppresses a finding ("" if not).
 

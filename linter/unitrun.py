@@ -10,14 +10,14 @@ file being linted.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, NamedTuple, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol, Sequence
 
 from ..policies.config import Settings
 from ..policies.model import SEVERITY_RANK
 from ..policies.registry import RULES
 from ..policies.rule import OBJECT
 from .analyse import FileResult, Finding, analyse
-from .sets import Member, annotated
+from .sets import Member, annotated, labelled
 from .units import HELM, RenderJob, Unit, folders_with_ancestors, is_below
 
 if TYPE_CHECKING:  # the renderers' side is imported when a unit has renders (renders.py)
@@ -55,7 +55,8 @@ class UnitRun:
         self.unlinted: set[str] = set()  # files (as shown) a skipped render would have read
         self.failures: list[Finding] = []  # FW006: renders that failed, placed in a file being linted
         self._analysed: dict[RenderJob, list[_Analysed]] = {}
-        self._using: dict[RenderJob, list[str]] = {}  # job -> names of the linted units that render it
+        self._parsed: dict[int, tuple[RenderedObject, Any]] = {}  # id(rendered object) -> (it, its data)
+        self.using: dict[RenderJob, list[Unit]] = {}  # job -> the linted units that render it
 
     def relevant(self, units: Sequence[Unit], root: Path, cache: bool = True) -> list[Unit]:
         """The units holding a file being linted; their renders made."""
@@ -78,7 +79,7 @@ class UnitRun:
             if plain or any(self.wanted.intersection(self.renders[job].inputs) for job in unit.renders if job in self.renders):
                 chosen.append(unit)
                 for job in unit.renders:
-                    self._using.setdefault(job, []).append(unit.name)
+                    self.using.setdefault(job, []).append(unit)
         return chosen
 
     def _may_read(self, job: RenderJob, folders: set[str]) -> bool:
@@ -129,13 +130,27 @@ class UnitRun:
         return [key for job in unit.renders if job in self.renders for key in self.renders[job].inputs]
 
     def place(self, obj: RenderedObject, path: tuple[str | int, ...]) -> tuple[str, int, int, bool] | None:
-        """Where a finding on a rendered object is reported, or None when that file is not linted."""
+        """Where a finding on a rendered object is reported, or None when that file is not linted.
+
+        A path the object lacks (a missing field) goes to its nearest present parent, as in a
+        plain file: approximate only when the renderer cannot place that parent itself.
+        """
         from .rendered import locate
 
-        (file, line, column), exact = locate(obj, path)
+        (file, line, column), exact = locate(obj, _present(self._data(obj), path))
         if file not in self.wanted:
             return None
         return self.names.display(file), line, column, exact
+
+    def _data(self, obj: RenderedObject) -> Any:
+        """The rendered object's data (read once)."""
+        known = self._parsed.get(id(obj))
+        if known is None:
+            from .loader import load
+
+            documents = load(obj.text).documents
+            known = self._parsed[id(obj)] = (obj, documents[0].data if documents else None)
+        return known[1]
 
     def _objects(self, job: RenderJob) -> list[_Analysed]:
         """The job's rendered objects, each analysed once (object rules run, projected)."""
@@ -145,8 +160,16 @@ class UnitRun:
             for obj in self.renders[job].objects if job in self.renders else ():
                 anchor = self.names.display(obj.anchor[0])
                 result = analyse(anchor, obj.text.encode("utf-8", "surrogateescape"), "", self.settings_for(anchor), True, None)
+                # other objects' messages name it where it is written, not by its line in the render
+                result = result._replace(objects=[r._replace(origin=self._origin(obj, r.prefix)) for r in result.objects])
                 known.append(_Analysed(obj, anchor, result))
         return known
+
+    def _origin(self, obj: RenderedObject, prefix: tuple[str | int, ...]) -> str:
+        from .rendered import locate
+
+        (file, line, _), _ = locate(obj, prefix + ("metadata", "name"))
+        return f"{self.names.display(file)}:{line}"
 
     def rendered_members(self, unit: Unit) -> list[Member]:
         """The unit's rendered objects as set-rule members."""
@@ -172,13 +195,29 @@ class UnitRun:
                     if not settings.enabled(finding.code):
                         continue
                     record = next((r for r in records if finding.raw_path[: len(r.prefix)] == r.prefix), None)
+                    units = self.using.get(job, [])
                     found.append(finding._replace(
                         file=file, line=line, column=column, document=-1,
                         severity=_rejudged(finding.severity, self.settings_for(item.anchor), settings, finding.code),
-                        units=tuple(self._using.get(job, ())), approximate=not exact,
+                        object=labelled(record, units[0]) if record and units else finding.object,
+                        units=tuple(unit.name for unit in units), approximate=not exact,
                         suppressed=annotated(record.ignore if record else False, finding.code),
                     ))
         return found
+
+
+def _present(data: Any, path: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """The longest start of `path` that the data holds."""
+    for depth, part in enumerate(path):
+        if isinstance(part, int):
+            if not isinstance(data, list) or not 0 <= part < len(data):
+                return path[:depth]
+            data = data[part]
+        elif isinstance(data, dict) and part in data:
+            data = data[part]
+        else:
+            return path[:depth]
+    return path
 
 
 def _rejudged(severity: str, anchor: Settings, place: Settings, code: str) -> str:

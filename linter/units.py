@@ -117,11 +117,34 @@ def is_fixture(path: str, chainsaw: frozenset[str]) -> bool:
     folder, _, name = path.rpartition("/")
     if "testdata" in folder.split("/"):
         return True
-    stem = name.rsplit(".", 1)[0].lower()
-    words = stem.replace("_", "-").replace(".", "-").split("-")
-    if len(words) > 1 and len(words[0]) == 2 and words[0].isdigit() and words[1] in ("assert", "error", "errors"):
-        return True  # kuttl and chainsaw's step files: `<two-digit step>-assert.yaml`, `<step>-errors.yaml`
+    words = _words(name)
+    if len(words) > 1 and step_of(name) and words[1] in ("assert", "error", "errors"):
+        return True  # kuttl and chainsaw's step checks: `<two-digit step>-assert.yaml`, `<step>-errors.yaml`
     return (folder or ".") in chainsaw and not _CHECK_WORDS.isdisjoint(words)
+
+
+def _words(name: str) -> list[str]:
+    return name.rsplit(".", 1)[0].lower().replace("_", "-").replace(".", "-").split("-")
+
+
+def step_of(name: str) -> str:
+    """The step of a kuttl or chainsaw step file (`01-resize.yaml` -> `01`), else ``."""
+    return name[:2] if len(name) > 3 and name[:2].isdigit() and name[2] == "-" else ""
+
+
+def step_folders(files: Iterable[str]) -> frozenset[str]:
+    """Folders of kuttl and chainsaw tests written as step files: they hold a step check (`00-assert.yaml`).
+
+    Such a test applies each step on its own, in order (step 01 updates what step 00 made):
+    each step is a unit (see `plan`).
+    """
+    found = set()
+    for path in files:
+        folder, _, name = path.rpartition("/")
+        words = _words(name)
+        if len(words) > 1 and step_of(name) and words[1] in ("assert", "error", "errors"):
+            found.add(folder or ".")
+    return frozenset(found)
 
 
 # -- configuration globs --------------------------------------------------------------------
@@ -183,13 +206,16 @@ def plan(
     consumed: Iterable[str],
     charts: Mapping[str, Sequence[tuple[str, ...]]],
     declarations: Iterable[Declaration] = (),
+    steps: frozenset[str] = frozenset(),
 ) -> Plan:
     """The units of a project.
 
     `files`: its manifests (fixtures already left out); `kustomizations`: the folders of the
     kustomizations no other includes; `consumed`: files those kustomizations use;
     `charts`: each chart's folder and its value sets (each a tuple of values files; `()` is
-    the chart's own values.yaml); `declarations`: folders named by GitOps objects and globs.
+    the chart's own values.yaml); `declarations`: folders named by GitOps objects and globs;
+    `steps`: test folders whose step files (`00-install.yaml`, `01-resize.yaml`) are applied step
+    by step: each step is a unit of its own (see `step_folders`).
     """
     roots = set(kustomizations)
     chart_folders = sorted(charts)
@@ -216,11 +242,16 @@ def plan(
     for chart in chart_folders:
         for values in charts[chart] or [()]:
             units.append(Unit(chart_unit_name(chart, values), (), (RenderJob(HELM, chart, tuple(values)),)))
-    by_folder: dict[str, list[str]] = {}
+    by_folder: dict[tuple[str, str], list[str]] = {}
     for path in plain:
         if path not in claimed_files:
-            by_folder.setdefault(folder_of(path), []).append(path)
-    units.extend(Unit(folder, tuple(members)) for folder, members in sorted(by_folder.items()))
+            folder = folder_of(path)
+            step = step_of(path.rpartition("/")[2]) if folder in steps else ""
+            by_folder.setdefault((folder, step), []).append(path)
+    units.extend(
+        Unit(f"{folder} (step {step})" if step else folder, tuple(members))
+        for (folder, step), members in sorted(by_folder.items())
+    )
     return Plan(units, frozenset(used))
 
 

@@ -94,29 +94,7 @@ class Defect(NamedTuple):
     repeated: frozenset[Hit] = frozenset()  # reported more than once (a finding is reported once, naming its units)
 
 
-KNOWN_DEFECTS: dict[str, Defect] = {
-    "flux-fleet": Defect(
-        frozenset({Hit("clusters/staging/flux-system/gotk-components.yaml", 189, "FW201"),
-                   Hit("clusters/production/flux-system/gotk-components.yaml", 189, "FW201")}),
-        frozenset({Hit("clusters/staging/flux-system/gotk-components.yaml", 189, "FW201", True),
-                   Hit("clusters/production/flux-system/gotk-components.yaml", 189, "FW201", True)}),
-        "a missing field is placed on its parent, as in a plain file, yet a finding on a rendered "
-        "object says that place is approximate",
-    ),
-    "kustomize-app": Defect(
-        frozenset(), frozenset(),
-        "a base line that two overlays render differently (namePrefix, namespace) is reported once per "
-        "overlay, each naming one unit, instead of once naming both",
-        frozenset({Hit("deploy/base/api.yaml", 8, "FW301")}),
-    ),
-    "operator": Defect(
-        frozenset(),
-        frozenset({Hit("test/kuttl/resize/00-install.yaml", 4, "FW305"),
-                   Hit("test/kuttl/resize/01-resize.yaml", 5, "FW305")}),
-        "kuttl applies each numbered step of a test folder on its own (step 01 updates what step 00 "
-        "created), yet the folder is one plain unit, so one object in two steps is a duplicate",
-    ),
-}
+KNOWN_DEFECTS: dict[str, Defect] = {}
 
 
 # -- reading the markers -----------------------------------------------------------------------
@@ -262,9 +240,6 @@ WORDS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "rendered objects are named by the file they come from with a line of the rendered text, not of that "
-    "file; object rules label an object with its own namespace, not the one its unit deploys it to"))
 def test_messages_name_source_lines_and_unit_namespaces(repos: dict[str, Path]) -> None:
     wrong = []
     for (name, file, line, code), (key, text) in WORDS.items():

@@ -534,3 +534,64 @@ def test_renders_come_from_the_cache_until_an_input_changes(tmp_path: Path, monk
         entry.write_bytes(b"0" * 64 + b"\n" + entry.read_bytes().partition(b"\n")[2])
     assert hits(root, "overlays/prod/replicas.yaml") == [("overlays/prod/replicas.yaml", 7, 30, "FW202")]
     assert made == ["overlays/prod"]
+
+
+# -- one finding, its place and its words ---------------------------------------------------------------
+
+@needs_kustomize
+def test_a_missing_field_of_a_rendered_object_goes_to_its_parent_exactly(tmp_path: Path) -> None:
+    tree = dict(KUSTOMIZE_TREE)
+    tree["base/deploy.yaml"] = tree["base/deploy.yaml"].replace("  strategy: {type: RollingUpdate}\n", "")
+    root = repository(tmp_path, tree)
+    run = lint(["--select", "FW201"], cwd=root)
+    [finding] = run.findings  # once, naming both overlays
+    assert (finding["file"], finding["line"], finding["column"], finding["approximate"]) == ("base/deploy.yaml", 5, 1, False)
+    assert finding["units"] == ["overlays/dev (kustomize)", "overlays/prod (kustomize)"]
+
+
+@needs_kustomize
+def test_a_base_line_named_differently_by_two_overlays_is_one_finding(tmp_path: Path) -> None:
+    tree = dict(KUSTOMIZE_TREE)
+    tree["base/deploy.yaml"] = tree["base/deploy.yaml"].replace("  strategy: {type: RollingUpdate}\n", "  strategy: {type: Recreate, rollingUpdate: {}}\n")
+    tree["overlays/dev/kustomization.yaml"] = "namespace: dev\nnamePrefix: dev-\nresources: [../../base]\n"
+    root = repository(tmp_path, tree)
+    run = lint(["--select", "FW202"], cwd=root)
+    [finding] = run.findings
+    assert finding["units"] == ["overlays/dev (kustomize)", "overlays/prod (kustomize)"]
+    assert finding["object"] == "Deployment/dev/dev-web"  # as the first unit names it
+
+
+@needs_kustomize
+def test_messages_name_rendered_objects_by_their_source_line(tmp_path: Path) -> None:
+    tree = dict(KUSTOMIZE_TREE)
+    tree["overlays/prod/hpa.yaml"] = HPA.format(name="web")
+    tree["overlays/prod/kustomization.yaml"] = "namespace: prod\nresources: [../../base, hpa.yaml]\n"
+    root = repository(tmp_path, tree)
+    [finding] = lint(["--select", "FW301"], cwd=root).findings
+    assert "HorizontalPodAutoscaler/prod/web (overlays/prod/hpa.yaml:4)" in finding["message"]
+
+
+def test_object_rules_name_the_namespace_the_unit_deploys_to(tmp_path: Path) -> None:
+    root = repository(tmp_path, {
+        "argocd/apps/web.yaml": ARGO_APP.format(name="web", path="web", extra="", namespace="shop"),
+        "web/deploy.yaml": DEPLOYMENT.format(name="web").replace("  strategy: {type: RollingUpdate}\n", ""),
+    })
+    [finding] = lint(["--select", "FW201"], cwd=root).findings
+    assert finding["object"] == "Deployment/shop/web"
+
+
+def test_kuttl_steps_are_units_of_their_own(tmp_path: Path) -> None:
+    cache = "apiVersion: cache.example.com/v1alpha1\nkind: Memcached\nmetadata:\n  name: cache\nspec:\n  size: {size}\n"
+    check = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: cache\nstatus: {{readyReplicas: {size}}}\n"
+    root = repository(tmp_path, {
+        "test/kuttl/resize/00-install.yaml": cache.format(size=1),
+        "test/kuttl/resize/00-assert.yaml": check.format(size=1),
+        "test/kuttl/resize/01-resize.yaml": cache.format(size=2),  # updates what step 00 made
+        "test/kuttl/resize/01-assert.yaml": check.format(size=2),
+        # numbered files in an ordinary folder are applied together: still one unit
+        "deploy/00-web.yaml": DEPLOYMENT.format(name="web"),
+        "deploy/01-web.yaml": DEPLOYMENT.format(name="web"),
+    })
+    assert hits(root, "--select", "FW305") == [("deploy/00-web.yaml", 4, 3, "FW305"), ("deploy/01-web.yaml", 4, 3, "FW305")]
+    run = lint(["--select", "FW305", "--include-fixtures"], cwd=root)
+    assert {f["file"] for f in run.findings} == {"deploy/00-web.yaml", "deploy/01-web.yaml"}
