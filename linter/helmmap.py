@@ -8,18 +8,22 @@ their line. An action alone on a line, or after a key, with `nindent`/`indent` i
 whatever it outputs lands at that place. The rendered object is then walked together with
 the skeleton:
 
-- a key written literally is placed on its line (between `if`/`else` branches writing the
-  same key, the one whose literal value or structure agrees with the output);
-- list items are matched to the items the template writes in order, an item inside `range`
-  standing for any number of items, one inside `if`/`with` for zero or one;
+- a key written literally is placed on its line; between `if`/`else` branches writing the
+  same key, the branch whose condition holds for the values (simple conditions on values
+  are evaluated: `.Values.x`, `not`, `and`, `or`, `eq`, `ne`), else the one whose literal
+  values and structure agree with the output;
+- list items are matched to the items the template writes, in order: one inside `range`
+  stands for as many as the values it ranges over hold, one inside `if`/`with` for zero or
+  one; an `include`d helper writing items lends them its own lines;
 - what a splice outputs is looked up where it comes from: an `include`d helper's own
-  skeleton (in _helpers.tpl), or, for `toYaml` of `.Values.x` (directly or through `with`),
-  the values file line that sets the field;
+  skeleton (in _helpers.tpl, any chart of the render), or, for `toYaml` of values (`.Values.x`,
+  `.` in `with .Values.x`, `$v` after `$v := .Values.x`, also through `tpl`, or handed to a
+  helper in a dict), the values-file line that sets the field;
 - a key written by an action (`{{ $k }}: ...` in a `range`) is placed on that line when it
   is the only such line of its mapping.
 
-Anything else (a field from `tpl`, from a helper fed computed data, a branch that cannot be
-told apart) is left out, and the caller reports it at its nearest enclosing field.
+Anything else (a field a helper computes, a branch that cannot be told apart) is left out,
+and the caller reports it at its nearest enclosing field.
 """
 
 from __future__ import annotations
@@ -50,7 +54,6 @@ try:
     from yaml import CSafeLoader as _Loader
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
-
 
 
 class Values(Protocol):
