@@ -101,6 +101,7 @@ def build_parser(arguments: Sequence[str]) -> tuple[argparse.ArgumentParser, Any
         "serve": "run the admission webhook (HTTPS, gunicorn)",
         "controller": "run the readiness-gate controller (leader-elected)",
         "set-image": "update container images in place, draining the pod first",
+        "export": "write the admission rules as ValidatingAdmissionPolicy / MutatingAdmissionPolicy objects",
     }
     parsers = {name: commands.add_parser(name, help=text) for name, text in webhook_commands.items()}
     words = [a for a in arguments if not a.startswith("-")]
@@ -125,6 +126,10 @@ def _webhook_command(name: str) -> Any:
         from .webhook.gate import process as controller
 
         return controller
+    if name == "export":
+        from . import export
+
+        return export
     from .webhook.gate import set_image
 
     return set_image
