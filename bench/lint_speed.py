@@ -1,6 +1,6 @@
 """The linter's speed targets, measured against baselines taken in the same run.
 
-    python bench/lint_speed.py [--corpus DIR] [--runs N] [--only abc]
+    python bench/lint_speed.py [--corpus DIR] [--runs N] [--only abcd]
 
 a. one small file linted as pre-commit does (`fieldwarden lint FILE` in a small git repo):
    median wall time vs `python -c "import yaml"`; target ratio <= 1.3. Beside it,
@@ -13,6 +13,13 @@ b. the whole corpus, `fieldwarden lint --no-context CORPUS` end to end in a subp
 c. one changed file linted as pre-commit does in a git repository holding the corpus (the
    cross-file context is every other object): warm run (context cache filled) <= 1 s;
    the cold run and a warm run after another file was linted are shown too.
+d. a generated repository of rendered units (bench/units_corpus.py: 40 Helm charts, rendered
+   once per value set, and 40 kustomize overlays): `fieldwarden lint` from its root, no cache,
+   vs only rendering the same units with the same engines (`kubectl kustomize DIR`, Helm's
+   Go SDK in a child process per chart and value set), both on every core; target: the
+   median of each cycle's lint/render ratio <= 1.3, peak memory (max RSS of the lint and of
+   each process it starts) < 300 MB. Then pre-commit on one changed file inside rendered
+   units, its renders made again and the rest from the caches: <= 1 s.
 
 Machines are noisy: the runs interleave measurement and baseline, report medians, and
 compare ratios, never absolute times (except c, whose target is absolute).
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import threading
 import shutil
 import statistics
 import subprocess
@@ -30,7 +38,8 @@ import sysconfig
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable, NamedTuple, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, NamedTuple, Sequence
 
 import yaml
 
@@ -38,6 +47,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import corpus as corpus_module  # noqa: E402
+import units_corpus  # noqa: E402
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com", "-c", "commit.gpgsign=false"]
@@ -242,6 +252,193 @@ def bench_context(corpus: Path, work: Path, objects: int, runs: int, fw: list[st
     return rows
 
 
+# -- d ----------------------------------------------------------------------------------------
+
+# Only rendering, with the linter's own engine for charts: load the chart, layer the values
+# files as `helm -f` does, render (what `helm template` does, in one process per render).
+_HELM_RENDER = """\
+import sys
+import helm_python as helm
+
+def merge(base, over):
+    merged = dict(base)
+    for key, value in over.items():
+        merged[key] = merge(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) else value
+    return merged
+
+values = {}
+for name in sys.argv[2:]:
+    with open(name, encoding="utf-8") as handle:
+        values = merge(values, helm.values_from_yaml(handle.read()) or {})
+with helm.Chart.load(sys.argv[1]) as chart:
+    manifests = chart.render(values, name="release-name", namespace="default", is_install=True)
+sys.stdout.write("".join(manifests.values()))
+"""
+
+
+class Measured(NamedTuple):
+    wall: float
+    cpu: float  # user + system seconds of the process and every process it waited for
+    max_rss: int  # bytes: the largest of the process and each process it waited for (wait4)
+    tree_peak: int | None  # bytes: the largest sum of the process tree's RSS seen (sampled), None off Linux
+
+
+def _tree_rss(pid: int) -> int:
+    """The resident memory of a process and all its descendants, in bytes (Linux /proc)."""
+    total, pending, page = 0, [pid], os.sysconf("SC_PAGE_SIZE")
+    while pending:
+        current = pending.pop()
+        try:
+            with open(f"/proc/{current}/statm", encoding="ascii") as handle:
+                total += int(handle.read().split()[1]) * page
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children", encoding="ascii") as handle:
+                    pending.extend(int(child) for child in handle.read().split())
+        except (OSError, ValueError):
+            continue  # it ended meanwhile
+    return total
+
+
+def measured(command: Sequence[str], cwd: Path, log: Path) -> Measured:
+    """Run a command to its end: wall time, CPU time and memory of it and what it starts."""
+    sampling = sys.platform.startswith("linux")
+    with open(log, "wb") as output:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, cwd=cwd, stdout=output, stderr=subprocess.STDOUT, env=ENV)
+        peak = [0]
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.wait(0.02):
+                peak[0] = max(peak[0], _tree_rss(process.pid))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        if sampling:
+            sampler.start()
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+        done.set()
+        process.returncode = os.waitstatus_to_exitcode(status)
+    if sampling:
+        sampler.join()
+    if process.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(command)} exited {process.returncode}:\n{log.read_text(errors='replace')[-3000:]}")
+    return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, peak[0] if sampling else None)
+
+
+def render_only(repo: Path, kustomize: Sequence[str], info: dict[str, Any], workers: int) -> tuple[float, float]:
+    """Render every unit once, `workers` at a time: (wall, CPU seconds of the renderers)."""
+    commands = [[*kustomize, str(repo / unit)] for unit in info["kustomize_units"]]
+    commands.extend([sys.executable, "-I", "-c", _HELM_RENDER, str(repo / chart), *(str(repo / v) for v in values)]
+                    for chart, values in info["helm_units"])
+
+    def run(command: list[str]) -> None:
+        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(command[:4])} ... exited {done.returncode}: {done.stderr.decode(errors='replace')}")
+
+    before = os.times()
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(run, commands))
+    wall = time.perf_counter() - start
+    after = os.times()
+    return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - macOS, Windows
+        return os.cpu_count() or 1
+
+
+def bench_units(work: Path, runs: int, fw: list[str], seed: int) -> list[Row]:
+    """The whole lint of a repository of rendered units vs rendering them; then pre-commit inside one."""
+    from fieldwarden.linter.tools import find_kustomize  # the command the linter runs
+
+    kustomize = find_kustomize()
+    if kustomize is None:
+        return [Row("d  rendered units", "-", "kustomize not found: pip install 'fieldwarden[render]'", "-", "-", None)]
+    info = units_corpus.write(HERE / ".units-corpus", seed=seed)
+    repo = work / "units"
+    shutil.copytree(HERE / ".units-corpus", repo, ignore=shutil.ignore_patterns(units_corpus.STAMP))
+    git_repo(repo)
+    cache = repo / ".fieldwarden_cache"
+    workers = _cpus()
+    lints: list[Measured] = []
+    render_cpu: list[float] = []  # CPU seconds of each render-only run
+
+    def render() -> float:
+        wall, cpu = render_only(repo, kustomize, info, workers)
+        render_cpu.append(cpu)
+        return wall
+
+    def lint_cold() -> float:
+        shutil.rmtree(cache, ignore_errors=True)  # no render cache, no context cache
+        result = measured([*fw, "lint"], repo, work / "units-lint.log")
+        lints.append(result)
+        return result.wall
+
+    base, whole = interleaved(runs, render, lint_cold, warmup=1)
+    timed_lints, timed_renders = lints[-runs:], render_cpu[-runs:]  # the warm-up's are left out
+    b, m = statistics.median(base), statistics.median(whole)
+    ratio = statistics.median(lint / floor for lint, floor in zip(whole, base))  # each cycle's pair: the same load
+    renders = len(info["kustomize_units"]) + len(info["helm_units"])
+    rss = max(r.max_rss for r in timed_lints)
+    peaks = [r.tree_peak for r in timed_lints if r.tree_peak is not None]
+    busy = statistics.median(r.cpu / r.wall for r in timed_lints)
+    rc, lc = statistics.median(timed_renders), statistics.median(r.cpu for r in timed_lints)
+    rows = [
+        Row(f"d  {info['charts']} charts + {len(info['kustomize_units'])} kustomize units ({renders} renders), no cache",
+            f"render only {ms(b)}", f"lint {ms(m)}", f"{ratio:.2f}", "<= 1.3", ratio <= 1.3),
+        Row("   peak memory: max RSS of the lint or any process it starts", "-", f"{rss / 1e6:.0f} MB", "-",
+            "< 300 MB", rss < 300e6),
+        Row("   the lint's process tree at once (sampled every 20 ms)", "-",
+            f"{max(peaks) / 1e6:.0f} MB" if peaks else "-", "-", "(shown)", None),
+        Row("   CPU time of all processes (a busy machine stretches wall times)", f"render only {rc:.1f} s",
+            f"lint {lc:.1f} s", f"{lc / rc:.2f}", "(shown)", None),
+        Row(f"   cores busy ({workers} CPUs): CPU time / wall time",
+            f"render only {statistics.median(c / w for c, w in zip(timed_renders, base)):.2f}", f"lint {busy:.2f}", "-",
+            "(shown)", None),
+    ]
+    rows.extend(bench_precommit(repo, work, info, max(5, runs), fw))
+    return rows
+
+
+def bench_precommit(repo: Path, work: Path, info: dict[str, Any], runs: int, fw: list[str]) -> list[Row]:
+    """One changed file inside rendered units, linted as pre-commit does, the caches warm."""
+    overlay = str(info["kustomize_units"][0])
+    app = overlay.rsplit("/overlays/", 1)[0]
+    helm_units: list[tuple[str, list[str]]] = info["helm_units"]
+    chart = max((chart for chart, _ in helm_units), key=lambda c: sum(1 for other, _ in helm_units if other == c))
+    sets = sum(1 for other, _ in helm_units if other == chart)
+    cases = [
+        (f"{app}/base/deployment.yaml", "a base under 2 overlays"),
+        (f"{chart}/templates/deployment.yaml", f"a chart template, {sets} value sets"),
+    ]
+    timed([*fw, "lint"], cwd=repo)  # every render and the context in the caches
+    log = work / "units-precommit.log"
+    rows: list[Row] = []
+    for name, what in cases:
+        path = repo / name
+        original = path.read_text(encoding="utf-8")
+        changed: list[Measured] = []
+        unchanged: list[Measured] = []
+        for index in range(runs):
+            path.write_text(original + f"# revision {index}\n", encoding="utf-8")  # new content: its renders again
+            changed.append(measured([*fw, "lint", name], repo, log))
+            unchanged.append(measured([*fw, "lint", name], repo, log))  # the same content: all from the caches
+        path.write_text(original, encoding="utf-8")
+        wall, cpu = statistics.median(r.wall for r in changed), statistics.median(r.cpu for r in changed)
+        rows.append(Row(f"   pre-commit, {what} changed", "-", f"lint {ms(wall)} (CPU {ms(cpu)})", "-", "<= 1 s",
+                        wall <= 1.0))
+        wall, cpu = statistics.median(r.wall for r in unchanged), statistics.median(r.cpu for r in unchanged)
+        rows.append(Row("   same file, unchanged since the last run", "-", f"lint {ms(wall)} (CPU {ms(cpu)})", "-",
+                        "(shown)", None))
+    return rows
+
+
 def table(rows: Sequence[Row]) -> str:
     head = Row("target", "baseline", "measured", "ratio", "goal", None)
     widths = [max(len(str(getattr(r, f))) for r in (head, *rows)) for f in Row._fields[:5]]
@@ -256,8 +453,8 @@ def table(rows: Sequence[Row]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=HERE / ".corpus", help="where the corpus is (generated if absent)")
-    parser.add_argument("--runs", type=int, default=15, help="runs per measurement for a and c (b uses a third)")
-    parser.add_argument("--only", default="abc", help="which targets to measure, e.g. `ac`")
+    parser.add_argument("--runs", type=int, default=15, help="runs per measurement for a and c (b uses a fifth, d a third)")
+    parser.add_argument("--only", default="abcd", help="which targets to measure, e.g. `ac`")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
 
@@ -279,6 +476,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append(bench_throughput(args.corpus, work, objects, max(3, args.runs // 5), fw))
         if "c" in args.only:
             rows.extend(bench_context(args.corpus, work, objects, max(5, args.runs // 2), fw, single))
+        if "d" in args.only:
+            rows.extend(bench_units(work, max(3, args.runs // 3), fw, args.seed))
     print()
     print(table(rows))
     print(f"\n({time.perf_counter() - started:.0f} s)")
