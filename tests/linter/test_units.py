@@ -595,3 +595,15 @@ def test_kuttl_steps_are_units_of_their_own(tmp_path: Path) -> None:
     assert hits(root, "--select", "FW305") == [("deploy/00-web.yaml", 4, 3, "FW305"), ("deploy/01-web.yaml", 4, 3, "FW305")]
     run = lint(["--select", "FW305", "--include-fixtures"], cwd=root)
     assert {f["file"] for f in run.findings} == {"deploy/00-web.yaml", "deploy/01-web.yaml"}
+
+
+@needs_kustomize
+def test_an_ignore_annotation_in_a_base_suppresses_what_is_found_on_the_rendered_object(tmp_path: Path) -> None:
+    tree = dict(KUSTOMIZE_TREE)
+    tree["base/deploy.yaml"] = tree["base/deploy.yaml"].replace(
+        "  name: web\n", "  name: web\n  annotations: {fieldwarden.io/ignore: FW202}\n", 1).replace(
+        "  strategy: {type: RollingUpdate}\n", "  strategy: {type: Recreate, rollingUpdate: {}}\n")
+    root = repository(tmp_path, tree)
+    run = lint([], cwd=root)
+    assert run.code == 0
+    assert [(f["code"], f["suppressed"]) for f in run.findings] == [("FW202", "annotation fieldwarden.io/ignore")]
