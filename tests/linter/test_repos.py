@@ -7,7 +7,7 @@ marks it:
 
     replicas: 6  # <- FW301
     spec:  # <- FW101 (with fixtures) <- FW201 (with fixtures)
-    {{ include "x" . }}{{/* # <- FW104 (approximate) */}}
+    {{ include "x" . }}  # <- FW104 (approximate)
 
 `(approximate)`: the finding is placed there and says its place is approximate; `(with
 fixtures)`: only with `--include-fixtures`. Every finding must be marked and every marker met,
@@ -94,7 +94,15 @@ class Defect(NamedTuple):
     repeated: frozenset[Hit] = frozenset()  # reported more than once (a finding is reported once, naming its units)
 
 
-KNOWN_DEFECTS: dict[str, Defect] = {}
+KNOWN_DEFECTS: dict[str, Defect] = {
+    "helm-chart": Defect(
+        frozenset({Hit("charts/ledger/templates/extra-list.yaml", 3, "FW104", True)}),
+        frozenset({Hit("charts/ledger/templates/extra-list.yaml", 1, "FW104", True)}),
+        "a YAML comment after a splice (`{{ include ... }}  # note`) makes the line no splice for the "
+        "Helm mapping: what it outputs goes to an enclosing line (here the `range`), or to a literal key "
+        "further down the template, as if exact",
+    ),
+}
 
 
 # -- reading the markers -----------------------------------------------------------------------
