@@ -9,7 +9,7 @@ Each names a folder of a git repository and the namespace its objects go to:
 - Flux `Kustomization` (kustomize.toolkit.fluxcd.io): `spec.path` (default: the root), read
   recursively when it has no kustomization.yaml; `spec.targetNamespace` overrides every
   object's namespace.
-- Flux `HelmRelease`: `spec.chart.spec.chart` when it is a path (a GitRepository source),
+- Flux `HelmRelease`: `spec.chart.spec.chart` when its source is a GitRepository or a Bucket,
   `valuesFiles` relative to the repository root, installed into `spec.targetNamespace`, else
   the HelmRelease's own namespace.
 
@@ -42,6 +42,7 @@ PATHS: tuple[tuple[str, ...], ...] = (
     ("spec", "targetNamespace"),
     ("spec", "chart", "spec", "chart"),
     ("spec", "chart", "spec", "valuesFiles"),
+    ("spec", "chart", "spec", "sourceRef", "kind"),
 )
 
 
@@ -73,13 +74,18 @@ def declarations(objects: Iterable[Mapping[str, Any]], prefix: str = "") -> list
                 found.append(Declaration(folder, True, namespace, bool(namespace), (), f"Flux Kustomization {who}"))
         elif group == FLUX_HELM_GROUP and kind == "HelmRelease":
             chart = _get(spec, "chart", "spec")
-            if isinstance(chart, dict):
+            # only a GitRepository or Bucket holds chart folders; a HelmRepository's or an OCI
+            # repository's `chart: redis` is a chart name, not the folder redis/ of this project
+            if isinstance(chart, dict) and _text(_get(chart, "sourceRef", "kind")) in _FOLDER_SOURCES:
                 folder = _folder(chart.get("chart"), prefix)
                 if folder is not None:
                     values = _files(chart.get("valuesFiles"), prefix, "")
                     namespace = _text(spec.get("targetNamespace")) or _text(_get(obj, "metadata", "namespace"))
                     found.append(Declaration(folder, False, namespace, False, values, f"Flux HelmRelease {who}"))
     return found
+
+
+_FOLDER_SOURCES = ("GitRepository", "Bucket")
 
 
 def _argo(spec: Mapping[str, Any], who: str, prefix: str) -> list[Declaration]:

@@ -11,8 +11,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
-from fieldwarden.linter import renders, tools
+from fieldwarden.linter import gitops, renders, tools
 from fieldwarden.linter.units import Declaration, glob_matches, is_fixture, plan
 from tests.helpers import lint, write
 
@@ -502,6 +503,24 @@ def test_flux_helmrelease_and_argo_cd_value_files_make_chart_units(tmp_path: Pat
         "charts/web (Argo CD Application argocd/web, namespace shop)",
         "charts/web (Flux HelmRelease apps/web, namespace apps)",
     ]
+
+
+def test_a_helmrelease_from_a_helm_repository_names_no_folder(tmp_path: Path) -> None:
+    """`chart: redis` from a HelmRepository is a chart name: the project's redis/ folder stays a plain unit."""
+    tree = {
+        "redis/config.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: redis\ndata: {a: b}\n",
+        "flux/redis.yaml": (
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: redis\n  namespace: cache\n"
+            "spec:\n  chart:\n    spec:\n      chart: redis\n      sourceRef: {kind: HelmRepository, name: bitnami}\n"
+        ),
+    }
+    root = repository(tmp_path, tree)
+    objects = [yaml.safe_load(tree["flux/redis.yaml"])]
+    assert gitops.declarations(objects) == []
+    objects[0]["spec"]["chart"]["spec"]["sourceRef"]["kind"] = "GitRepository"
+    assert [d.folder for d in gitops.declarations(objects)] == ["redis"]
+    run = lint(["--format", "json"], cwd=root)
+    assert not any("HelmRelease" in unit for f in run.findings for unit in f["units"])
 
 
 # -- the render cache ------------------------------------------------------------------------------
