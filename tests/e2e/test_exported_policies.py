@@ -18,7 +18,7 @@ difference found is one the report explains, and writes the table of them
 Not replayable here, and why (the rule tests keep them): requests the API server never sends
 (malformed objects, another kind under a subresource), KEDA ScaledObjects and autoscaling/v2beta2
 HPAs (no such API in this cluster: both sides see HPAs only), HPAs with minReplicas 0 (the
-HPAScaleToZero gate is off) and nesting deeper than the API server decodes. About 2 minutes.
+HPAScaleToZero gate is off) and nesting deeper than the API server decodes. About a minute and a half.
 """
 
 from __future__ import annotations
