@@ -2,8 +2,9 @@
 
 Helm keeps no source map (helm/helm#11552), so this reads a template as the YAML it will
 become: actions (`{{ ... }}`) are set aside, control actions (`if`, `with`, `range`, `else`,
-`end`) are remembered as the blocks each line sits in, and the literal lines are parsed by
-their indentation into a skeleton of mappings and sequences whose keys and items carry
+`end`) are remembered as the blocks each line sits in, and the literal lines, YAML comments
+dropped (`#` after a blank, outside quotes; one inside an action is the action's), are parsed
+by their indentation into a skeleton of mappings and sequences whose keys and items carry
 their line. An action alone on a line, or after a key, with `nindent`/`indent` is a splice:
 whatever it outputs lands at that place. The rendered object is then walked together with
 the skeleton:
@@ -75,6 +76,7 @@ class _Action(NamedTuple):
     inner: str
     kind: str  # out, if, with, range, else, end, define, assign, none
     trim_left: bool
+    trim_right: bool
 
 
 class _Block:
@@ -224,7 +226,7 @@ def _action(match: re.Match[str]) -> _Action:
         kind = "assign"
     else:
         kind = "out"
-    return _Action(match.start(), match.end(), inner, kind, match.group(1) is not None)
+    return _Action(match.start(), match.end(), inner, kind, match.group(1) is not None, match.group(3) is not None)
 
 
 def _lines(text: str, actions: list[_Action], start: int, end: int, skip: list[tuple[int, int]]) -> Iterator[_Line]:
@@ -293,6 +295,9 @@ def _lines(text: str, actions: list[_Action], start: int, end: int, skip: list[t
             number += inside
             line_start = text.rfind("\n", event_start, event_end) + 1
         pos = event_end
+        if action is not None and action.trim_right:  # `-}}` eats the blanks after it: `{{ x -}}  # y` writes `X# y`
+            while pos < end and text[pos] in " \t":
+                pos += 1
     if masked:
         yield _Line(first, "".join(masked), columns, outputs, snapshot or tuple(blocks), _visible(scopes))
 
@@ -349,6 +354,9 @@ class _Builder:
 
     def _line(self, line: _Line) -> None:
         text = line.masked
+        comment = _comment_at(text)
+        if comment >= 0:
+            text = text[:comment]
         first = len(text) - len(text.lstrip())
         content = text[first:].rstrip()
         if not content:
@@ -368,8 +376,6 @@ class _Builder:
             self.inline = None
         if self.split and column == 0 and (content == "---" or content.startswith(("--- ", "---\t"))):
             self.stack, self.pending = [], None
-            return
-        if content.startswith("#"):
             return
         if splice_only:
             container = self._place(effective, "splice", line)
@@ -402,7 +408,7 @@ class _Builder:
         if key is None:
             if item is not None:  # `- scalar`
                 self.pending = None
-                self._scalar(item, _strip_comment(rest), line, outputs_before, column - 2)
+                self._scalar(item, rest.strip(), line, outputs_before, column - 2)
             return
         name, dynamic, value_at = key
         container = self._place(column, "key", line)
@@ -410,7 +416,7 @@ class _Builder:
             return
         entry = Entry(None if dynamic else name, dynamic, line.number, column + 1, line.blocks, line.variables)
         container.members.append(entry)
-        value = _strip_comment(rest[value_at:])
+        value = rest[value_at:].strip()
         if not value:
             self.pending = (entry, column)
             return
@@ -524,17 +530,44 @@ def _made(text: str) -> bool:
     return "\x00" in text or "\x01" in text
 
 
-def _strip_comment(value: str) -> str:
-    value = value.strip()
-    if value.startswith("#"):
-        return ""
-    start = 0
-    if value.startswith(("'", '"')):  # a comment may follow the closing quote
-        start = value.find(value[0], 1) + 1
-        if start == 0:
-            return value
-    at = value.find(" #", start)
-    return value[:at].rstrip() if at >= 0 else value
+def _comment_at(masked: str) -> int:
+    """Where a line's YAML comment starts (its `#`), or -1: a `#` at the start or after a blank,
+    outside quoted scalars. Actions are masked already, so a `#` inside `{{ }}` is never seen;
+    an action's output counts as text (`{{ .x }}#y` is no comment)."""
+    quote = ""
+    node_start = True  # a quoted scalar can open here (line start, after `- `, `: `, `? `, and in flow `[`, `{`, `,`)
+    flow = 0
+    at = 0
+    while at < len(masked):
+        char = masked[at]
+        if quote:
+            if quote == '"' and char == "\\":
+                at += 1
+            elif char == quote and quote == "'" and masked.startswith("''", at):
+                at += 1
+            elif char == quote:
+                quote = ""
+                node_start = False
+        elif char in " \t":
+            pass
+        elif char == "#" and (at == 0 or masked[at - 1] in " \t"):
+            return at
+        elif char in "\"'" and node_start:
+            quote = char
+        elif char in "-:?" and masked[at + 1:at + 2] in ("", " ", "\t"):
+            node_start = True
+        elif char in "[{" and (node_start or flow):
+            flow += 1
+            node_start = True
+        elif char in "]}" and flow:
+            flow -= 1
+            node_start = False
+        elif char == "," and flow:
+            node_start = True
+        else:
+            node_start = False
+        at += 1
+    return -1
 
 
 def _unquote(value: str) -> str:

@@ -518,6 +518,123 @@ def test_time_and_memory_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert "more than 1 MiB" in render.problems[0].message
 
 
+# -- YAML comments on template lines ------------------------------------------------------------
+
+LABELS_HELPER = '{{- define "demo.labels" -}}\napp: web\ntier: api\n{{- end }}\n'
+
+
+def place(render: Render, path: tuple[str | int, ...], kind: str = "Thing", name: str | None = None) -> tuple[tuple[str, int, int], bool]:
+    obj, _ = one(render, kind, name)
+    return locate(obj, path)
+
+
+def test_a_comment_after_a_splice_leaves_it_a_splice(tmp_path: Path) -> None:
+    """What `include`, `tpl` and `toYaml` splice in maps to the helper or values line, comment or not."""
+    template = "\n".join([
+        "kind: Thing",
+        "metadata:",
+        "  name: demo",
+        "  labels:",
+        '    {{- include "demo.labels" . | nindent 4 }}  # the usual labels',
+        "  annotations:",
+        "    {{- tpl (toYaml .Values.annotations) $ | nindent 4 }}  # templated",
+        "spec:",
+        "  items:",
+        "  {{- with .Values.first }}",
+        "  - {{ toYaml . | nindent 4 }} # c",
+        "  {{- end }}",
+        "  after: 1",
+        ""])
+    values = "annotations:\n  owner: '{{ .Release.Name }}'\nfirst:\n  size: 3\n"
+    render = render_with(tmp_path, {"demo/templates/_helpers.tpl": LABELS_HELPER, "demo/values.yaml": values,
+                                    "demo/templates/thing.yaml": template})
+    assert not render.problems, messages(render)
+    assert place(render, ("metadata", "labels", "app")) == (("demo/templates/_helpers.tpl", 2, 1), True)
+    assert place(render, ("metadata", "labels", "tier")) == (("demo/templates/_helpers.tpl", 3, 1), True)
+    assert place(render, ("metadata", "annotations", "owner")) == (("demo/values.yaml", 2, 3), True)
+    assert place(render, ("spec", "items", 0, "size")) == (("demo/values.yaml", 4, 3), True)
+    assert place(render, ("spec", "after")) == (("demo/templates/thing.yaml", 13, 3), True)
+
+
+def test_a_commented_splice_document_is_not_mistaken_for_the_next_one(tmp_path: Path) -> None:
+    """Objects spliced in a `range` (extraDeploy) never claim the literal lines of the template's other document."""
+    template = "\n".join([
+        "{{- range .Values.extra }}",
+        "---",
+        '{{ include "demo.render" (dict "value" . "context" $) }}  # one object per item',
+        "{{- end }}",
+        "---",
+        "apiVersion: v1",
+        "kind: Thing",
+        "metadata:",
+        "  name: fixed",
+        ""])
+    helper = '{{- define "demo.render" -}}\n{{ tpl (toYaml .value) .context }}\n{{- end }}\n'
+    values = "extra:\n  - apiVersion: v1\n    kind: Thing\n    metadata:\n      name: extra\n"
+    render = render_with(tmp_path, {"demo/templates/_helpers.tpl": helper, "demo/values.yaml": values,
+                                    "demo/templates/extra.yaml": template})
+    assert not render.problems, messages(render)
+    assert place(render, ("metadata", "name"), name="fixed") == (("demo/templates/extra.yaml", 9, 3), True)
+    for path in (("kind",), ("metadata", "name")):  # what the helper makes of `.`: not known, so on the splice
+        assert place(render, path, name="extra") == (("demo/templates/extra.yaml", 3, 1), False)
+
+
+def test_a_hash_in_quotes_or_in_an_action_is_no_comment(tmp_path: Path) -> None:
+    template = "\n".join([
+        "kind: Thing",
+        "metadata:",
+        "  name: demo",
+        "  labels:",
+        '    {{- include "demo.labels" (dict "note" "# not a comment") | nindent 4 }}',
+        "data:",
+        '  double: "a # b"',
+        "  single: 'it''s # here'",
+        '  action: {{ printf "%s #%d" "a" 1 | quote }} # a comment',
+        '  flow: ["x # y", z]',
+        "  url: http://example.com/#anchor",
+        "  glued: {{ .Values.count -}}  # glued to the output, no comment",
+        "  mode: fast",
+        ""])
+    render = render_with(tmp_path, {"demo/templates/_helpers.tpl": LABELS_HELPER, "demo/values.yaml": "count: 1\n",
+                                    "demo/templates/thing.yaml": template})
+    assert not render.problems, messages(render)
+    obj, data = one(render, "Thing")
+    assert data["data"] == {"double": "a # b", "single": "it's # here", "action": "a #1", "flow": ["x # y", "z"],
+                            "url": "http://example.com/#anchor", "glued": "1# glued to the output, no comment",
+                            "mode": "fast"}
+    assert locate(obj, ("metadata", "labels", "tier")) == (("demo/templates/_helpers.tpl", 3, 1), True)
+    for line, key in enumerate(data["data"], 7):
+        assert locate(obj, ("data", key)) == (("demo/templates/thing.yaml", line, 3), True), key
+    assert locate(obj, ("data", "flow", 0)) == (("demo/templates/thing.yaml", 10, 3), True)
+
+
+def test_a_comment_after_a_literal_value(tmp_path: Path) -> None:
+    """Literal values with a comment still tell `if`/`else` branches and list items apart."""
+    template = "\n".join([
+        "kind: Thing",
+        "metadata:",
+        "  name: demo  # the name",
+        "spec:",
+        "  {{- if gt (len .Values.zones) 1 }}",
+        "  replicas: 3  # one per zone",
+        "  {{- else }}",
+        "  replicas: 1  # a single zone",
+        "  {{- end }}",
+        "  ports:",
+        "  {{- if .Values.metrics }}",
+        "  - metrics  # scraped",
+        "  {{- end }}",
+        "  - http # served",
+        ""])
+    for zones, replicas_line in (("[a, b]", 6), ("[a]", 8)):
+        render = render_with(tmp_path, {"demo/values.yaml": f"zones: {zones}\nmetrics: false\n",
+                                        "demo/templates/thing.yaml": template})
+        assert not render.problems, messages(render)
+        assert place(render, ("metadata", "name")) == (("demo/templates/thing.yaml", 3, 3), True)
+        assert place(render, ("spec", "replicas")) == (("demo/templates/thing.yaml", replicas_line, 3), True)
+        assert place(render, ("spec", "ports", 0)) == (("demo/templates/thing.yaml", 14, 5), True)
+
+
 if __name__ == "__main__":
     found, _ = measure()
     print(report(found))

@@ -94,15 +94,7 @@ class Defect(NamedTuple):
     repeated: frozenset[Hit] = frozenset()  # reported more than once (a finding is reported once, naming its units)
 
 
-KNOWN_DEFECTS: dict[str, Defect] = {
-    "helm-chart": Defect(
-        frozenset({Hit("charts/ledger/templates/extra-list.yaml", 3, "FW104", True)}),
-        frozenset({Hit("charts/ledger/templates/extra-list.yaml", 1, "FW104", True)}),
-        "a YAML comment after a splice (`{{ include ... }}  # note`) makes the line no splice for the "
-        "Helm mapping: what it outputs goes to an enclosing line (here the `range`), or to a literal key "
-        "further down the template, as if exact",
-    ),
-}
+KNOWN_DEFECTS: dict[str, Defect] = {}
 
 
 # -- reading the markers -----------------------------------------------------------------------
