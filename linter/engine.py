@@ -60,6 +60,7 @@ class Report(NamedTuple):
     findings: list[Finding]  # unsuppressed and suppressed, sorted
     notices: list[str]
     files: int
+    units: UnitRun | None = None  # the units linted, their renders and places (for the live checks)
 
 
 def lint(
@@ -143,7 +144,7 @@ def _lint(
     findings = _suppress(target_results, findings, settings_for, consumed_shown, work.unlinted)
     notices.extend(r.notice for r in target_results if r.notice)
     findings.sort(key=lambda f: (f.file, f.line, f.column, f.code))
-    return Report(findings, notices, len(target_results))
+    return Report(findings, notices, len(target_results), work)
 
 
 class _Names:

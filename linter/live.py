@@ -2,8 +2,9 @@
 
 `check(objects, options, settings_for, api)` takes objects with the places their fields are
 written (from plain files, or from rendered units: each `LiveObject.locate` says where a field
-path is) and a sender of HTTP requests (linter/cluster.py, or a test's), and returns findings of
-the live rules (FW5xx, policies/rules) plus notices. The plan, per run:
+path is, whether that place is approximate, or that it lies in no file being linted, and the
+finding is then dropped) and a sender of HTTP requests (linter/cluster.py, or a test's), and
+returns findings of the live rules (FW5xx, policies/rules) plus notices. The plan, per run:
 
 1. discovery: `GET /api`, `/apis` and one `GET` per group-version the objects use, for each
    kind's resource name and scope (unserved kinds: FW509);
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, Protocol, Sequence
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Protocol, Sequence, Union
 
 from ..policies.autoscalers import is_horizontal_autoscaler, is_vpa, scale_target, vpa_target
 from ..policies.config import Settings
@@ -51,6 +52,8 @@ VPA_VERSION = "autoscaling.k8s.io/v1"
 APPLY_PATCH = "application/apply-patch+yaml"
 
 Place = tuple[str, int, int]  # (file, line, column)
+# where a field is written: a Place, or (file, line, column, approximate); None: in no file being linted
+Located = Union[Place, tuple[str, int, int, bool], None]
 
 
 class LiveError(Exception):
@@ -90,8 +93,9 @@ class LiveObject(NamedTuple):
     document: int  # its document in that file (-1: none)
     prefix: FieldPath  # its path in the document (a `kind: List` item), for --fix-style bookkeeping
     label: str  # `Kind/namespace/name`, as the other findings name objects
-    locate: Callable[[FieldPath], Place]  # where a field path of the object is written
+    locate: Callable[[FieldPath], Located]  # where a field path of the object is written
     default_namespace: str = "default"
+    units: tuple[str, ...] = ()  # the apply units it is applied with (units.py), named by its findings
 
 
 class LiveOptions(NamedTuple):
@@ -114,6 +118,7 @@ class LiveOptions(NamedTuple):
 class LiveResult(NamedTuple):
     findings: list[Finding]
     notices: list[str]
+    about: list[LiveObject] = []  # the object each finding is about (same order)
 
 
 class Resource(NamedTuple):
@@ -183,7 +188,8 @@ def check(objects: Sequence[LiveObject], options: LiveOptions, settings_for: Cal
         f"{'server-side' if options.apply_mode == SERVER else 'client-side'} apply as {options.manager!r}"
         f"{', forced' if options.force_conflicts and options.apply_mode == SERVER else ''}, dry run")
     notices.append(f"--cluster: {len(items)} object{_s(len(items))} checked against {api.server} ({how})")
-    return LiveResult(_judge(items, options, settings_for), notices)
+    judged = _judge(items, options, settings_for)
+    return LiveResult([finding for finding, _ in judged], notices, [source for _, source in judged])
 
 
 def _s(count: int) -> str:
@@ -576,9 +582,11 @@ def _openapi(api: Sender, items: list[_Item]) -> dict[str, dict[str, Any]]:
 
 # --- 6. judging -----------------------------------------------------------------------------------
 
-def _judge(items: list[_Item], options: LiveOptions, settings_for: Callable[[str], Settings]) -> list[Finding]:
+def _judge(items: list[_Item], options: LiveOptions, settings_for: Callable[[str], Settings]
+           ) -> list[tuple[Finding, LiveObject]]:
     rules = [(code, rule) for code, rule in RULES.items() if rule.SCOPE == LIVE]
-    findings: list[Finding] = []
+    findings: list[tuple[Finding, LiveObject]] = []
+    explained: set[int] = set()  # the items a rule has reported on
     for item in items:
         if item.skip not in ("", "unserved", "missing namespace"):
             continue
@@ -599,34 +607,41 @@ def _judge(items: list[_Item], options: LiveOptions, settings_for: Callable[[str
             if code not in wanted:
                 continue
             for violation in rule.check(case, {}):
-                file, line, column = item.source.locate(tuple(violation.path))
-                settings = settings_for(file)
-                if not settings.enabled(code):
-                    continue
-                findings.append(Finding(
-                    file, line, column, code, lighter(settings.severity[code], violation), item.source.label,
-                    format_path(violation.path, item.source.obj), violation.message, violation.hint,
-                    item.source.document, item.source.prefix + tuple(violation.path),
-                ))
-    _other_failures(items, findings, settings_for)
+                explained.add(id(item))
+                finding = _finding(item, code, tuple(violation.path), violation.message, violation.hint,
+                                   lambda severity: lighter(severity, violation), settings_for)
+                if finding is not None:
+                    findings.append((finding, item.source))
+    _other_failures([i for i in items if id(i) not in explained], findings, settings_for)
     return findings
 
 
-def _other_failures(items: list[_Item], findings: list[Finding], settings_for: Callable[[str], Settings]) -> None:
+def _finding(item: _Item, code: str, path: FieldPath, message: str, hint: str, severity: Callable[[str], str],
+             settings_for: Callable[[str], Settings]) -> Finding | None:
+    """A finding on a field of the item, where its object says the field is written (None: not reported there)."""
+    where = item.source.locate(path)
+    if where is None:
+        return None
+    file, line, column = where[0], where[1], where[2]
+    settings = settings_for(file)
+    if not settings.enabled(code):
+        return None
+    return Finding(
+        file, line, column, code, severity(settings.severity[code]), item.source.label,
+        format_path(path, item.source.obj) if path else "", message, hint,
+        item.source.document, item.source.prefix + path, units=item.source.units,
+        approximate=bool(where[3]) if len(where) > 3 else False,
+    )
+
+
+def _other_failures(items: list[_Item], findings: list[tuple[Finding, LiveObject]],
+                    settings_for: Callable[[str], Settings]) -> None:
     """A refusal no rule explains (a 500, a timeout in a webhook) is not dropped: it is reported as FW501."""
-    explained = {(f.file, f.document, f.object) for f in findings}
     for item in items:
         if item.refusal is None or item.skip or refusal_kind(item.refusal) not in ("other", "not-found"):
             continue
-        if (item.source.file, item.source.document, item.source.label) in explained:
-            continue
-        file, line, column = item.source.locate(())
-        settings = settings_for(file)
-        if not settings.enabled("FW501"):
-            continue
-        findings.append(Finding(
-            file, line, column, "FW501", settings.severity["FW501"], item.source.label, "",
-            f"the dry run of the apply failed: {status_message(item.refusal) or json.dumps(item.refusal)[:300]}",
-            "the apply will probably fail the same way: check the cluster's answer above",
-            item.source.document, item.source.prefix,
-        ))
+        message = f"the dry run of the apply failed: {status_message(item.refusal) or json.dumps(item.refusal)[:300]}"
+        finding = _finding(item, "FW501", (), message, "the apply will probably fail the same way: check the cluster's "
+                           "answer above", lambda severity: severity, settings_for)
+        if finding is not None:
+            findings.append((finding, item.source))

@@ -1,36 +1,42 @@
-"""`fieldwarden lint --cluster`: the live checks as one more pass over the files the lint read.
+"""`fieldwarden lint --cluster`: the live checks as one more pass over the units the lint read.
 
 After the lint, the target files are read again (whole objects and their node trees: the lint
-keeps only what its rules need), each object becomes a `live.LiveObject` placed by its YAML
-nodes, and `live.check` runs against the cluster of the kubeconfig. Its findings then go
-through the same suppressions as the others (`# fieldwarden: ignore[...]` comments and the
-`fieldwarden.io/ignore` annotation); an ignore comment that only a live finding uses is no
-longer "unused" (FW003). Without `--cluster` the live rules are off (cli.py), so that ignore
-comments naming them are not reported as unused by a plain lint either.
+keeps only what its rules need), and liveunits.py turns each unit's objects into
+`live.LiveObject`s: a plain unit's as written, a rendered unit's as rendered (a patch, a base,
+a template is never checked on its own), placed on the source line. `live.check` runs them
+against the cluster of the kubeconfig. Its findings then go through the same suppressions as
+the others (`# fieldwarden: ignore[...]` comments at the place a finding is reported, and the
+object's `fieldwarden.io/ignore` annotation, a rendered object's included); an ignore comment
+that only a live finding uses is no longer "unused" (FW003). A finding that several units'
+objects raise at one place is reported once, naming them all. Without `--cluster` the live
+rules are off (cli.py), so that ignore comments naming them are not reported as unused by a
+plain lint either.
 
-Objects are checked as they are written: lint what `kubectl apply` receives (the folder it is
-given, or a kustomize or Helm render on stdin). Importing this module loads neither the
-`kubernetes` client nor the cluster edge; `run` does, and says how to install it when it is
-missing.
+Importing this module loads neither the `kubernetes` client nor the cluster edge; `run` does,
+and says how to install it when it is missing.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..policies.config import Settings
-from ..policies.kube import is_kubernetes_object, object_key
 from ..policies.live import APPLY_MODES, SERVER
 from ..policies.registry import RULES
 from ..policies.rule import LIVE
 from .analyse import Finding, read_source
 from .discover import is_helm_template
-from .engine import Report, Source
+from .engine import STDIN, Report, Source
 from .live import LiveError, LiveObject, LiveOptions, check
-from .loader import decode, load, locate
+from .liveunits import Written, live_objects
+from .loader import decode, load
+from .sets import annotated
 from .suppress import ANNOTATION, Directive, annotation_codes, covers, directive_document, scan_comments
+
+if TYPE_CHECKING:
+    from .unitrun import UnitRun
 
 INSTALL = "pip install 'fieldwarden[cluster]'"
 
@@ -68,16 +74,17 @@ def run(report: Report, targets: Sequence[Source], settings_for: Callable[[str],
     except ImportError as error:
         raise LiveError(f"--cluster needs the Kubernetes client ({error.name or 'kubernetes'} is not installed): "
                         f"{INSTALL}") from None
-    objects, texts = _objects(targets, settings_for)
+    written, texts = _read(targets, settings_for, report.units)
+    objects = live_objects(report.units, written, settings_for)
     cluster = Cluster(options.kubeconfig, options.context, options.timeout, options.parallel)
     try:
         found = check(objects, options, settings_for, cluster)
     finally:
         cluster.close()
-    live, used = _suppress(found.findings, texts, objects)
+    live, used = _suppress(found.findings, found.about, texts, objects)
     kept = [f for f in report.findings if not _used_elsewhere(f, used)]
-    findings = sorted(kept + live, key=lambda f: (f.file, f.line, f.column, f.code))
-    return Report(findings, [*report.notices, *found.notices], report.files)
+    findings = sorted(kept + _merged(live), key=lambda f: (f.file, f.line, f.column, f.code))
+    return report._replace(findings=findings, notices=[*report.notices, *found.notices])
 
 
 class _Text:
@@ -88,74 +95,59 @@ class _Text:
         self.spans = spans
 
 
-def _objects(targets: Sequence[Source], settings_for: Callable[[str], Settings]) -> tuple[list[LiveObject], dict[str, _Text]]:
-    objects: list[LiveObject] = []
+def _read(targets: Sequence[Source], settings_for: Callable[[str], Settings], units: UnitRun | None
+          ) -> tuple[list[Written], dict[str, _Text]]:
+    """The targets' documents (none for templates) and suppression comments."""
+    written: list[Written] = []
     texts: dict[str, _Text] = {}
     for source in targets:
-        settings = settings_for(source.display)
         data = source.data
         if data is None and source.path is not None:
-            data, _error = read_source(source.path, settings)
+            data, _error = read_source(source.path, settings_for(source.display))
         if data is None:
             continue  # the lint has reported it (FW004)
         text, _problem = decode(data)
-        if text is None or ("{{" in text and source.path is not None and is_helm_template(Path(source.path))):
+        if text is None:
             continue
-        loaded = load(text)
-        if "{{" in text and (loaded.template_like or loaded.problems):
+        template = "{{" in text and source.path is not None and is_helm_template(Path(source.path))
+        loaded = None if template else load(text)
+        if loaded is None or "{{" in text and (loaded.template_like or loaded.problems):
+            texts[source.display] = _Text(scan_comments(text), [])  # a template: its comments, for rendered findings
             continue
         texts[source.display] = _Text(scan_comments(text), [(d.start_line, d.end_line) for d in loaded.documents])
-        for document in loaded.documents:
-            for prefix, node, obj in _documents_objects(document.node, document.data):
-                key = object_key(obj, settings.default_namespace)
-                label = key.label() if key else f"{obj['kind']}/(unnamed)"
-                objects.append(LiveObject(obj, source.display, document.index, prefix, label,
-                                          _locator(source.display, node), settings.default_namespace))
-    return objects, texts
-
-
-def _locator(file: str, node: Any) -> Callable[[tuple[str | int, ...]], tuple[str, int, int]]:
-    def place(path: tuple[str | int, ...]) -> tuple[str, int, int]:
-        line, column = locate(node, path)
-        return file, line, column
-
-    return place
-
-
-def _documents_objects(node: Any, data: Any) -> Iterator[tuple[tuple[str | int, ...], Any, dict[str, Any]]]:
-    """The Kubernetes objects of a document; each item of a `kind: List` counts."""
-    if not is_kubernetes_object(data):
-        return
-    if data["kind"].endswith("List") and isinstance(data.get("items"), list):
-        values = dict((k.value, v) for k, v in node.value if hasattr(k, "value")) if hasattr(node, "value") else {}
-        items_node = values.get("items")
-        item_nodes = items_node.value if items_node is not None and isinstance(items_node.value, list) else []
-        for index, item in enumerate(data["items"]):
-            if is_kubernetes_object(item) and index < len(item_nodes):
-                yield ("items", index), item_nodes[index], item
-        return
-    yield (), node, data
+        stdin = source.path is None and source.display == STDIN
+        key = STDIN if stdin else (units.names.id(source.display) if units is not None else source.display)
+        written.append(Written(source.display, key, loaded.documents))
+    return written, texts
 
 
 Used = set[tuple[str, int, str]]  # (file, line of the comment or annotation, code or "*")
 
 
-def _suppress(findings: list[Finding], texts: dict[str, _Text], objects: Sequence[LiveObject]) -> tuple[list[Finding], Used]:
-    """The live findings with their suppressions, and which comments and annotations they used."""
+def _suppress(findings: list[Finding], about: Sequence[LiveObject], texts: dict[str, _Text],
+              objects: Sequence[LiveObject]) -> tuple[list[Finding], Used]:
+    """The live findings with their suppressions, and which comments and annotations they used.
+
+    A finding on a rendered object (no document of its own) is suppressed by the comments at its
+    place, and by the rendered object's annotation (written in a base, say): the lint judges no
+    annotation of the files renders read, so that one needs no bookkeeping.
+    """
     notes: dict[tuple[str, int, tuple[str | int, ...]], tuple[Any, int]] = {}
     for live in objects:
         codes = annotation_codes(live.obj)
-        if codes is not False:
-            _file, line, _column = live.locate(("metadata", "annotations", ANNOTATION))
-            notes[(live.file, live.document, live.prefix)] = (codes, line)
+        if codes is not False and live.document >= 0:
+            where = live.locate(("metadata", "annotations", ANNOTATION))
+            if where is not None:
+                notes[(live.file, live.document, live.prefix)] = (codes, where[1])
     used: Used = set()
     out = []
-    for finding in findings:
+    for finding, source in zip(findings, about):
         how = ""
         text = texts.get(finding.file)
+        document = finding.document if finding.document >= 0 else _document_of(text, finding.line)
         for directive in text.directives if text is not None else ():
             heads = directive_document(directive, text.spans) if text is not None else None
-            if not (heads is not None and heads == finding.document or directive.line == finding.line
+            if not (heads is not None and heads == document or directive.line == finding.line
                     or directive.standalone and heads is None and directive.line == finding.line - 1):
                 continue
             entry = covers(directive.codes, finding.code, finding.name)
@@ -163,7 +155,9 @@ def _suppress(findings: list[Finding], texts: dict[str, _Text], objects: Sequenc
                 used.add((finding.file, directive.line, entry if directive.codes is not None else "*"))
                 how = f"comment at line {directive.line}"
                 break
-        if not how:
+        if not how and finding.document < 0:
+            how = annotated(annotation_codes(source.obj), finding.code)
+        elif not how:
             prefix = tuple(finding.raw_path[:2]) if finding.raw_path[:1] == ("items",) else ()
             note = notes.get((finding.file, finding.document, prefix))
             if note is not None:
@@ -173,6 +167,28 @@ def _suppress(findings: list[Finding], texts: dict[str, _Text], objects: Sequenc
                     how = "annotation fieldwarden.io/ignore"
         out.append(finding._replace(suppressed=how) if how else finding)
     return out, used
+
+
+def _document_of(text: _Text | None, line: int) -> int | None:
+    """The document of a file that holds a line (where a rendered finding is placed)."""
+    for index, (start, end) in enumerate(text.spans if text is not None else ()):
+        if start <= line <= end:
+            return index
+    return None
+
+
+def _merged(findings: list[Finding]) -> list[Finding]:
+    """Findings of several units' objects at one place, saying the same: one, naming every unit."""
+    merged: dict[tuple[object, ...], Finding] = {}
+    for finding in findings:
+        place = (finding.document, finding.raw_path) if finding.document >= 0 else ()
+        key = (finding.file, finding.line, finding.column, finding.code, finding.field, finding.message,
+               finding.suppressed, place)
+        known = merged.get(key)
+        merged[key] = finding if known is None else known._replace(
+            units=tuple(dict.fromkeys((*known.units, *finding.units))),
+            approximate=known.approximate and finding.approximate)
+    return list(merged.values())
 
 
 def _used_elsewhere(finding: Finding, used: Used) -> bool:

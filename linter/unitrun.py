@@ -33,6 +33,8 @@ class Names(Protocol):
 
     def display(self, key: str) -> str: ...
 
+    def id(self, display: str) -> str: ...
+
 
 class _Analysed(NamedTuple):
     obj: RenderedObject
@@ -57,6 +59,7 @@ class UnitRun:
         self._analysed: dict[RenderJob, list[_Analysed]] = {}
         self._parsed: dict[int, tuple[RenderedObject, Any]] = {}  # id(rendered object) -> (it, its data)
         self.using: dict[RenderJob, list[Unit]] = {}  # job -> the linted units that render it
+        self.chosen: list[Unit] = []  # what `relevant` returned (the live checks go through them again)
 
     def relevant(self, units: Sequence[Unit], root: Path, cache: bool = True) -> list[Unit]:
         """The units holding a file being linted; their renders made."""
@@ -80,6 +83,7 @@ class UnitRun:
                 chosen.append(unit)
                 for job in unit.renders:
                     self.using.setdefault(job, []).append(unit)
+        self.chosen = chosen
         return chosen
 
     def _may_read(self, job: RenderJob, folders: set[str]) -> bool:
@@ -137,12 +141,12 @@ class UnitRun:
         """
         from .rendered import locate
 
-        (file, line, column), exact = locate(obj, _present(self._data(obj), path))
+        (file, line, column), exact = locate(obj, _present(self.data(obj), path))
         if file not in self.wanted:
             return None
         return self.names.display(file), line, column, exact
 
-    def _data(self, obj: RenderedObject) -> Any:
+    def data(self, obj: RenderedObject) -> Any:
         """The rendered object's data (read once)."""
         known = self._parsed.get(id(obj))
         if known is None:

@@ -450,3 +450,155 @@ def test_an_unreachable_api_server_is_a_message_and_exit_2(cluster: Cluster, fol
     assert done.returncode == 2
     assert done.stderr.startswith("fieldwarden: --cluster: cannot reach the API server at https://127.0.0.1:")
     assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+# --- apply units: what is applied is the render -----------------------------------------------------
+
+BASE_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: web
+          image: registry.example/web:1.0
+"""
+RECREATE_PATCH = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  strategy:
+    type: Recreate
+"""
+
+
+def overlay_tree(folder: Path, namespace: str) -> None:
+    """base/ (a Deployment without a namespace) and overlays/prod/ putting it in `namespace`, patched to Recreate."""
+    write(folder, "base/deploy.yaml", BASE_DEPLOYMENT)
+    write(folder, "base/kustomization.yaml", "resources: [deploy.yaml]\n")
+    write(folder, "overlays/prod/kustomization.yaml",
+          f"namespace: {namespace}\nresources: [../../base]\npatches:\n  - path: strategy.yaml\n")
+    write(folder, "overlays/prod/strategy.yaml", RECREATE_PATCH)
+
+
+def test_an_overlays_patch_to_recreate_fails_on_the_patch_line(
+        cluster: Cluster, kubectl: Kubectl, namespace: str, folder: Path) -> None:
+    live = BASE_DEPLOYMENT.replace("  name: web\n", f"  name: web\n  namespace: {namespace}\n")
+    apply(kubectl, live, "--server-side")  # no strategy: the server defaults RollingUpdate
+    overlay_tree(folder, namespace)
+    run = live_lint(cluster, folder)
+    message = f"the API server refuses the apply: spec.strategy.rollingUpdate: {RECREATE_MESSAGE}"
+    assert live_findings(run) == [("overlays/prod/strategy.yaml", 6, 3, "FW501", message)]
+    finding = next(f for f in run.findings if f["code"] == "FW501")
+    assert (finding["object"], finding["unit"], finding["approximate"]) == (
+        f"Deployment/{namespace}/web", "overlays/prod (kustomize)", False)
+    # the rendered Deployment alone is dry-run: not the base in `default`, not the patch fragment
+    assert f"--cluster: 1 object checked against {cluster.url}" in run.stderr
+    # kubectl's server-side apply of the same render fails the same way
+    rendered = kubectl("kustomize", str(folder / "overlays/prod"))
+    failed = kubectl("apply", "--server-side", "--dry-run=server", "-f", "-", stdin=rendered.stdout, check=False)
+    assert RECREATE_MESSAGE in failed.stderr
+
+    # an ignore comment at the place the finding is reported suppresses it (and is no unused suppression)
+    write(folder, "overlays/prod/strategy.yaml", RECREATE_PATCH.replace(
+        "  strategy:\n", "  strategy:  # fieldwarden: ignore[FW501]\n"))
+    run = live_lint(cluster, folder)
+    assert [(f["code"], f["suppressed"]) for f in run.findings if f["code"] in ("FW501", "FW003")] == [
+        ("FW501", "comment at line 6")]
+    # so does the annotation of the rendered object, written in the base
+    write(folder, "overlays/prod/strategy.yaml", RECREATE_PATCH)
+    write(folder, "base/deploy.yaml", BASE_DEPLOYMENT.replace(
+        "  name: web\n", "  name: web\n  annotations: {fieldwarden.io/ignore: apply-rejected-invalid}\n", 1))
+    run = live_lint(cluster, folder)
+    assert [(f["code"], f["suppressed"]) for f in run.findings if f["code"] in ("FW501", "FW003")] == [
+        ("FW501", "annotation fieldwarden.io/ignore")]
+
+
+INCOMPLETE_BASE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+spec:
+  template:
+    spec:
+      containers:
+        - name: api
+          image: registry.example/api:1.0
+"""
+
+
+def test_an_incomplete_base_is_checked_only_as_its_overlay_renders_it(
+        cluster: Cluster, kubectl: Kubectl, namespace: str, folder: Path) -> None:
+    # the base has no namespace, no selector and no pod labels: the overlay adds them
+    write(folder, "base/deploy.yaml", INCOMPLETE_BASE)
+    write(folder, "base/kustomization.yaml", "resources: [deploy.yaml]\n")
+    write(folder, "overlays/prod/kustomization.yaml", "\n".join([
+        f"namespace: {namespace}", "resources: [../../base]", "labels:", "  - pairs: {app: api}",
+        "    includeSelectors: true", "    includeTemplates: true", "patches:", "  - path: replicas.yaml"]) + "\n")
+    write(folder, "overlays/prod/replicas.yaml",
+          "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\nspec:\n  replicas: 3\n")
+    # the base alone is refused (no selector); as rendered, the overlay's Deployment is a valid new object
+    alone = kubectl("apply", "--dry-run=server", "-n", namespace, "-f", str(folder / "base/deploy.yaml"), check=False)
+    assert "spec.selector: Required value" in alone.stderr
+    run = live_lint(cluster, folder)
+    assert live_findings(run) == []
+    assert f"--cluster: 1 object checked against {cluster.url}" in run.stderr
+
+    # the render (namespace, selector, labels of the overlay) is what is dry-run: another manager's live
+    # replicas conflict with the patch's, on the patch's line
+    rendered = yaml.safe_load(kubectl("kustomize", str(folder / "overlays/prod")).stdout)
+    assert rendered["metadata"]["namespace"] == namespace and rendered["spec"]["selector"] == {"matchLabels": {"app": "api"}}
+    rendered["spec"]["replicas"] = 5
+    kubectl("apply", "--server-side", "--field-manager=other-team", "-f", "-", stdin=yaml.safe_dump(rendered))
+    run = live_lint(cluster, folder)
+    assert live_findings(run) == [("overlays/prod/replicas.yaml", 6, 3, "FW503", 'the API server refuses the apply: '
+                                   'conflict with "other-team": .spec.replicas (live 5, the manifest 3)')]
+    assert not [f for f in run.findings if f["file"].startswith("base/") and f["code"].startswith("FW5")]
+
+
+CHART_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: {{ .Values.replicas }}
+  strategy:
+    type: {{ .Values.strategy }}
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: {{ .Chart.Name }}}
+    spec:
+      containers:
+        - name: web
+          image: {{ .Values.image | quote }}
+"""
+
+
+def test_a_charts_rendered_object_is_checked_in_its_release_namespace_on_the_template_line(
+        cluster: Cluster, kubectl: Kubectl, namespace: str, folder: Path) -> None:
+    live = BASE_DEPLOYMENT.replace("  name: web\n", f"  name: web\n  namespace: {namespace}\n", 1)
+    apply(kubectl, live, "--server-side")
+    write(folder, ".fieldwarden.yaml", f"default-namespace: {namespace}\n")  # the release namespace
+    write(folder, "charts/web/Chart.yaml", "apiVersion: v2\nname: web\nversion: 0.1.0\n")
+    write(folder, "charts/web/values.yaml", "replicas: 2\nstrategy: Recreate\nimage: registry.example/web:1.0\n")
+    write(folder, "charts/web/templates/deployment.yaml", CHART_DEPLOYMENT)
+    run = live_lint(cluster, folder)
+    message = f"the API server refuses the apply: spec.strategy.rollingUpdate: {RECREATE_MESSAGE}"
+    assert live_findings(run) == [("charts/web/templates/deployment.yaml", 7, 3, "FW501", message)]
+    finding = next(f for f in run.findings if f["code"] == "FW501")
+    assert (finding["object"], finding["unit"]) == (f"Deployment/{namespace}/web", "charts/web (helm)")
+    assert f"--cluster: 1 object checked against {cluster.url}" in run.stderr

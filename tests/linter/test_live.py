@@ -22,9 +22,10 @@ from fieldwarden.linter.live import LiveObject, LiveOptions, Request, Response, 
 from fieldwarden.policies.config import ConfigError, Settings, validate
 from tests.helpers import lint, write
 from tests.linter.test_imports import DEPLOYMENT, WEBHOOK_STACK, imported
+from tests.linter.test_units import needs_kustomize
 
-LIVE_MODULES = {"fieldwarden.linter.live", "fieldwarden.linter.livepass", "fieldwarden.linter.cluster",
-                "fieldwarden.linter.client_apply"}
+LIVE_MODULES = {"fieldwarden.linter.live", "fieldwarden.linter.livepass", "fieldwarden.linter.liveunits",
+                "fieldwarden.linter.cluster", "fieldwarden.linter.client_apply"}
 
 
 def test_a_plain_lint_loads_neither_the_live_checks_nor_the_kubernetes_client(tmp_path: Path) -> None:
@@ -222,3 +223,159 @@ def test_the_webhook_runs_no_live_rule_and_accepts_the_cluster_section() -> None
     codes = {rule.CODE for function in ("validate", "mutate") for rule in admission_rules(function)}
     assert codes and not {code for code in codes if code.startswith("FW5")}
     validate({"cluster": {"context": "prod"}, "webhook": {"on-stale-inventory": "deny"}}, "config.yaml")
+
+
+# --- the objects of each unit, as applied ------------------------------------------------------------
+
+class Applier(Recorder):
+    """A Recorder whose dry runs succeed, answering the object sent (no API semantics)."""
+
+    def answer(self, request: Request) -> Response:
+        if request.method == "PATCH":
+            return Response(200, json.loads(request.body))
+        return super().answer(request)
+
+
+@pytest.fixture
+def sender(monkeypatch: pytest.MonkeyPatch) -> Applier:
+    """`lint --cluster` in this test talks to an Applier instead of a cluster."""
+    from fieldwarden.linter import cluster
+
+    recorder = Applier()
+
+    class Fake:
+        server = recorder.server
+
+        def __init__(self, *args: object) -> None:
+            pass
+
+        def send(self, requests: Sequence[Request]) -> list[Response]:
+            return recorder.send(requests)
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(cluster, "Cluster", Fake)
+    return recorder
+
+
+def dry_runs(sender: Recorder) -> list[tuple[str, dict[str, object]]]:
+    """(path, object sent) of each dry run, in order."""
+    return [(r.path, json.loads(r.body)) for r in sender.requests if r.method == "PATCH"]
+
+
+def git_tree(root: Path, files: dict[str, str]) -> Path:
+    subprocess.run(["git", "init", "-q", str(root)], check=True, capture_output=True)
+    for name, text in files.items():
+        write(root, name, text)
+    return root
+
+
+WEB = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers: [{name: web, image: registry.example/web:1.0}]
+"""
+WIDGET = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n"
+
+
+@needs_kustomize
+def test_overlays_are_checked_as_rendered_once_per_distinct_object_and_fragments_never(
+        tmp_path: Path, sender: Applier) -> None:
+    root = git_tree(tmp_path, {
+        "base/deploy.yaml": WEB,
+        "base/widget.yaml": WIDGET,
+        "base/kustomization.yaml": "resources: [deploy.yaml, widget.yaml]\n",
+        # two overlays rendering the same objects, one rendering them elsewhere with a patch
+        "overlays/a/kustomization.yaml": "resources: [../../base]\n",
+        "overlays/b/kustomization.yaml": "resources: [../../base]\n",
+        "overlays/prod/kustomization.yaml": "namespace: prod\nresources: [../../base]\npatches:\n  - path: replicas.yaml\n",
+        "overlays/prod/replicas.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 5\n",
+    })
+    run = lint(["--cluster", "--select", "FW5"], cwd=root)
+    assert [(path, sent["spec"].get("replicas")) for path, sent in dry_runs(sender)] == [
+        ("/apis/apps/v1/namespaces/default/deployments/web", None),
+        ("/apis/apps/v1/namespaces/prod/deployments/web", 5),
+    ]
+    assert "--cluster: 4 objects checked" in run.stderr  # 2 Deployments, 2 Widgets: no base, no patch alone
+    [finding] = run.findings  # the Widget the cluster does not serve, in both namespaces: one place, one finding
+    assert (finding["file"], finding["line"], finding["code"]) == ("base/widget.yaml", 1, "FW509")
+    assert finding["units"] == ["overlays/a (kustomize)", "overlays/b (kustomize)", "overlays/prod (kustomize)"]
+
+
+@needs_kustomize
+def test_a_rendered_objects_finding_is_only_reported_in_the_files_being_linted(tmp_path: Path, sender: Applier) -> None:
+    root = git_tree(tmp_path, {
+        "base/deploy.yaml": WEB,
+        "base/widget.yaml": WIDGET,
+        "base/kustomization.yaml": "resources: [deploy.yaml, widget.yaml]\n",
+        "overlays/prod/kustomization.yaml": "namespace: prod\nresources: [../../base]\npatches:\n  - path: replicas.yaml\n",
+        "overlays/prod/replicas.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 5\n",
+    })
+    # pre-commit passing the changed patch: the overlay's Deployment is checked, the Widget (nothing of
+    # it is written in the patch) is not, and what lands in the base is not reported
+    run = lint(["--cluster", "--select", "FW5", "overlays/prod/replicas.yaml"], cwd=root)
+    assert [path for path, _ in dry_runs(sender)] == ["/apis/apps/v1/namespaces/prod/deployments/web"]
+    assert "--cluster: 1 object checked" in run.stderr and run.findings == []
+
+
+def test_units_put_objects_in_their_gitops_namespaces(tmp_path: Path, sender: Applier) -> None:
+    root = git_tree(tmp_path, {
+        # Argo CD: objects naming no namespace go to the destination's
+        "argocd/web.yaml": "\n".join([
+            "apiVersion: argoproj.io/v1alpha1", "kind: Application", "metadata: {name: web, namespace: argocd}",
+            "spec:", "  project: default", "  source: {repoURL: https://example.com/deploy.git, path: apps/web}",
+            "  destination: {server: https://kubernetes.default.svc, namespace: shop}"]) + "\n",
+        "apps/web/deploy.yaml": WEB,
+        # Flux: targetNamespace puts every namespaced object there, whatever it names
+        "clusters/prod/api.yaml": "\n".join([
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1", "kind: Kustomization",
+            "metadata: {name: api, namespace: flux-system}", "spec:", "  path: ./apps/api", "  targetNamespace: team",
+            "  sourceRef: {kind: GitRepository, name: flux-system}"]) + "\n",
+        "apps/api/deploy.yaml": WEB.replace("name: web\n", "name: api\n  namespace: elsewhere\n", 1),
+        # a plain folder: as written
+        "apps/plain/deploy.yaml": WEB.replace("name: web\n", "name: plain\n  namespace: own\n", 1),
+    })
+    run = lint(["--cluster", "--select", "FW5"], cwd=root)
+    assert sorted((path, sent["metadata"].get("namespace")) for path, sent in dry_runs(sender)) == [
+        ("/apis/apps/v1/namespaces/own/deployments/plain", "own"),
+        ("/apis/apps/v1/namespaces/shop/deployments/web", "shop"),
+        ("/apis/apps/v1/namespaces/team/deployments/api", "team"),
+    ]
+    # the GitOps objects themselves are applied too, and the cluster serves neither kind
+    assert sorted((f["file"], f["code"], f["unit"]) for f in run.findings) == [
+        ("argocd/web.yaml", "FW509", "argocd"), ("clusters/prod/api.yaml", "FW509", "clusters/prod")]
+
+
+def test_an_object_in_two_units_alike_is_checked_once_naming_both(tmp_path: Path, sender: Applier) -> None:
+    app = "\n".join([
+        "apiVersion: argoproj.io/v1alpha1", "kind: Application", "metadata: {{name: {name}, namespace: argocd}}",
+        "spec:", "  project: default", "  source: {{repoURL: https://example.com/deploy.git, path: shared}}",
+        "  destination: {{server: https://kubernetes.default.svc, namespace: {namespace}}}"]) + "\n"
+    root = git_tree(tmp_path, {
+        "argocd/one.yaml": app.format(name="one", namespace="shop"),
+        "argocd/two.yaml": app.format(name="two", namespace="other"),
+        "clusters/prod/shared.yaml": "\n".join([
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1", "kind: Kustomization",
+            "metadata: {name: shared, namespace: flux-system}", "spec:", "  path: ./shared", "  targetNamespace: shop",
+            "  sourceRef: {kind: GitRepository, name: flux-system}"]) + "\n",
+        "shared/widget.yaml": WIDGET,
+    })
+    run = lint(["--cluster", "--select", "FW5", "shared"], cwd=root)  # pre-commit: the GitOps objects are context
+    # the Widget goes to shop through Argo CD's one and Flux (one object), to other through two
+    assert "--cluster: 2 objects checked" in run.stderr
+    [finding] = run.findings  # the same place, the same words: said once
+    assert (finding["file"], finding["code"]) == ("shared/widget.yaml", "FW509")
+    assert finding["units"] == ["shared (Argo CD Application argocd/two, namespace other)",
+                                "shared (Argo CD Application argocd/one, namespace shop)",
+                                "shared (Flux Kustomization flux-system/shared, namespace shop)"]
+    assert finding["object"] == "Widget/other/w"  # as the first unit names it
