@@ -36,12 +36,12 @@ from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from . import helmmap
+from . import helm_child, helmmap
 from .loader import load
 from .rendered import FieldPath, Place, Render, RenderedObject, RenderProblem
 
-EXTRA = "render"  # the optional dependency's extra in pyproject.toml
-SOURCES = (__file__, helmmap.__file__)  # the code a render depends on besides Helm (for a render cache's key)
+EXTRA = helm_child.EXTRA  # the optional dependency's extra in pyproject.toml
+SOURCES = (__file__, helmmap.__file__, helm_child.__file__)  # the code a render depends on besides Helm (for a render cache's key)
 RELEASE = "release-name"  # `helm template`'s release name when none is given
 TIMEOUT = 60.0  # seconds a render may take, child process start included
 MEMORY = 1 << 30  # bytes of data the rendering process may hold
@@ -112,6 +112,14 @@ def _yaml(text: str, file: str) -> tuple[Node | None, Any, RenderProblem | None]
 
 # -- rendering --------------------------------------------------------------------------------
 
+class ValueSet(NamedTuple):
+    """One render of a chart: its values files (after its values.yaml), release name and namespace."""
+
+    files: tuple[str, ...] = ()  # project-relative values files, in order (`helm -f` each)
+    namespace: str = ""  # the release namespace ("" = `default`)
+    release: str = RELEASE
+
+
 def render_chart(
     root: Path,
     chart: str,
@@ -128,62 +136,105 @@ def render_chart(
     on its template line, missing dependencies, a render over time) come back in the Render,
     never as exceptions; `inputs` lists every file the render read.
     """
+    return render_chart_sets(root, chart, [ValueSet(tuple(values_files), namespace or "", release)], timeout=timeout)[0]
+
+
+def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeout: float = TIMEOUT) -> list[Render]:
+    """`render_chart` for each value set of one chart, in order: the chart read, copied, parsed once.
+
+    One child process renders them all (a new one takes over after a set that fails it), and
+    the templates the mapping parses serve every set.
+    """
     chart = chart.strip("/") or "."
     here = root / chart
     chart_yaml = _join(chart, "Chart.yaml")
-    problems: list[RenderProblem] = []
+    common: list[RenderProblem] = []  # the chart's own problems, in every set's Render
+
+    def each(problem: RenderProblem) -> list[Render]:
+        return [Render([], [], [problem]) for _ in sets]
+
     if not (here / "Chart.yaml").is_file():
-        return Render([], [], [RenderProblem(chart_yaml, 1, 1, f"no chart here: {chart_yaml} is missing")])
+        return each(RenderProblem(chart_yaml, 1, 1, f"no chart here: {chart_yaml} is missing"))
     if not _inside(here / "Chart.yaml", root):
-        return Render([], [], [RenderProblem(chart_yaml, 1, 1, "the chart lies outside the project (links resolved): not rendered")])
-    snapshot = _snapshot(here, chart, problems)
-    inputs = sorted({*(_join(chart, name) for name in snapshot.files), *snapshot.links})
+        return each(RenderProblem(chart_yaml, 1, 1, "the chart lies outside the project (links resolved): not rendered"))
+    snapshot = _snapshot(here, chart, common)
+    chart_inputs = sorted({*(_join(chart, name) for name in snapshot.files), *snapshot.links})
+    inputs = [[*chart_inputs, *(name for name in dict.fromkeys(value_set.files) if name not in chart_inputs)]
+              for value_set in sets]
     if snapshot.fatal:
-        return Render([], inputs, problems)
-    values: list[tuple[str, str]] = []  # (project-relative file, text) of the value set, in order
-    for name in values_files:
-        text, problem = _read_values(root, name)
-        if problem is not None:
-            problems.append(problem)
-        else:
-            values.append((name, text))
-        if name not in inputs:
-            inputs.append(name)
-    meta = _metadata(snapshot.files.get("Chart.yaml", b""), chart_yaml, problems)
-    if meta is None or problems and any(p.file in values_files for p in problems):
-        return Render([], inputs, problems)
+        return [Render([], read, list(common)) for read in inputs]
+    meta = _metadata(snapshot.files.get("Chart.yaml", b""), chart_yaml, common)
+    if meta is None:
+        return [Render([], read, list(common)) for read in inputs]
     if meta.get("type") == "library":
-        return Render([], inputs, [*problems, RenderProblem(chart_yaml, 1, 1, "a library chart renders nothing")])
+        return [Render([], read, [*common, RenderProblem(chart_yaml, 1, 1, "a library chart renders nothing")])
+                for read in inputs]
     layout = _Layout(chart, snapshot)
-    sources = _ValueSources(layout, values, problems)
-    if sources.broken:
-        return Render([], inputs, problems)
-    problems.extend(layout.missing_dependencies(meta))
+    results: list[Render | None] = [None] * len(sets)
+    ready: list[tuple[int, list[tuple[str, str]], _ValueSources, list[RenderProblem]]] = []
+    for index, value_set in enumerate(sets):
+        problems = list(common)
+        values: list[tuple[str, str]] = []  # (project-relative file, text) of the value set, in order
+        for name in value_set.files:
+            text, problem = _read_values(root, name)
+            if problem is not None:
+                problems.append(problem)
+            else:
+                values.append((name, text))
+        if len(problems) > len(common):
+            results[index] = Render([], inputs[index], problems)
+            continue
+        sources = _ValueSources(layout, values, problems)
+        if sources.broken:
+            results[index] = Render([], inputs[index], problems)
+            continue
+        ready.append((index, values, sources, problems))
+    if not ready:
+        return [render for render in results if render is not None]
+    dependencies = layout.missing_dependencies(meta)
+    if not _engine_installed():
+        missing = RenderProblem(chart_yaml, 1, 1, (
+            f"rendering Helm charts needs Helm's engine: pip install 'fieldwarden[{EXTRA}]' "
+            "(the helm-python-sdk package); the chart was not linted"))
+        for index, _, _, problems in ready:
+            results[index] = Render([], inputs[index], [*problems, *dependencies, missing])
+        return [render for render in results if render is not None]
+    copied: list[RenderProblem] = []
+    with tempfile.TemporaryDirectory(prefix="fieldwarden-helm-") as scratch:
+        copy = Path(scratch) / "chart"
+        layout.write(copy, copied)
+        requests = [{"values": [text for _, text in values], "release": sets[index].release,
+                     "namespace": sets[index].namespace or "default"} for index, values, _, _ in ready]
+        replies = _run_helm(copy, requests, timeout, Path(scratch))
+    templates = _Templates(layout)
+    for (index, values, sources, problems), reply in zip(ready, replies):
+        problems.extend(dependencies)
+        problems.extend(copied)
+        results[index] = _rendered(reply, inputs[index], layout, templates, sources, values, problems)
+    return [render for render in results if render is not None]
+
+
+def _engine_installed() -> bool:
     try:
         import importlib.util
 
-        installed = importlib.util.find_spec("helm_python") is not None
+        return importlib.util.find_spec("helm_python") is not None
     except (ImportError, ValueError):  # pragma: no cover - a broken environment
-        installed = False
-    if not installed:
-        problems.append(RenderProblem(chart_yaml, 1, 1, (
-            f"rendering Helm charts needs Helm's engine: pip install 'fieldwarden[{EXTRA}]' "
-            "(the helm-python-sdk package); the chart was not linted")))
-        return Render([], inputs, problems)
-    with tempfile.TemporaryDirectory(prefix="fieldwarden-helm-") as scratch:
-        copy = Path(scratch) / "chart"
-        layout.write(copy, problems)
-        reply = _run_helm(copy, [text for _, text in values], release, namespace or "default", timeout, Path(scratch))
+        return False
+
+
+def _rendered(reply: dict[str, Any], inputs: list[str], layout: _Layout, templates: _Templates,
+              sources: _ValueSources, values: list[tuple[str, str]], problems: list[RenderProblem]) -> Render:
+    """One value set's Render from the child's reply: its objects mapped to lines, or the problem placed."""
     if "error" in reply:
         stage = "schema" if reply.get("type") == "HelmValuesError" and reply.get("stage") == "render" else str(reply.get("stage", ""))
         problems.append(_helm_problem(str(reply["error"]), stage, layout, sources, values))
         return Render([], inputs, problems)
     manifests = reply.get("manifests")
     if not isinstance(manifests, dict):
-        problems.append(RenderProblem(chart_yaml, 1, 1, "Helm's render returned nothing readable"))
+        problems.append(RenderProblem(_join(layout.chart, "Chart.yaml"), 1, 1, "Helm's render returned nothing readable"))
         return Render([], inputs, problems)
-    objects = _objects(manifests, layout, sources, problems)
-    return Render(objects, inputs, problems)
+    return Render(_objects(manifests, layout, templates, sources, problems), inputs, problems)
 
 
 def _join(folder: str, name: str) -> str:
@@ -501,89 +552,89 @@ def _foreign_reference(data: bytes) -> str | None:
 
 # -- the child process ------------------------------------------------------------------------
 
-def _run_helm(copy: Path, values: list[str], release: str, namespace: str, timeout: float, scratch: Path) -> dict[str, Any]:
-    """Render the copy in a child process: {"manifests": {template path: text}} or {"error", "stage"}.
+def _run_helm(copy: Path, requests: list[dict[str, Any]], timeout: float, scratch: Path) -> list[dict[str, Any]]:
+    """Render the copy once per request in child processes: per request, {"manifests": {template path:
+    text}} or {"error", "stage"}.
 
     A child, because Helm's Go engine cannot be stopped from Python: a template looping for
     ever, or allocating until the Go runtime aborts the process, must not take the linter down.
+    One child renders the sets in turn; when one fails it, the next child starts after that set.
     """
-    import subprocess
+    replies: list[dict[str, Any]] = []
+    while len(replies) < len(requests):
+        replies.extend(_run_child(copy, requests[len(replies):], timeout, scratch))
+    return replies
 
-    request = json.dumps({"chart": os.fspath(copy), "values": values, "release": release,
-                          "namespace": namespace, "memory": MEMORY, "max_output": MAX_OUTPUT})
+
+def _run_child(copy: Path, requests: list[dict[str, Any]], timeout: float, scratch: Path) -> list[dict[str, Any]]:
+    """The replies of one child: one per request up to the first it could not answer (that one an error)."""
+    import queue
+    import subprocess
+    import threading
+
+    request = json.dumps({"chart": os.fspath(copy), "sets": requests, "memory": MEMORY, "max_output": MAX_OUTPUT})
     env = {"HOME": os.fspath(scratch), "TMPDIR": os.fspath(scratch), "LANG": "C.UTF-8",
            "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
     for name in ("HELM_C_LIB", "SYSTEMROOT"):
         if name in os.environ:
             env[name] = os.environ[name]
     # -I: the child's imports come from the installation alone, never from the folder it runs in
-    command = [sys.executable, "-I", "-c", "from fieldwarden.linter.helm import _child; _child()"]
-    try:
-        done = subprocess.run(command, input=request.encode(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              timeout=timeout, cwd=scratch, env=env)
-    except subprocess.TimeoutExpired:
-        return {"error": f"rendering took longer than {timeout:g} s and was stopped", "stage": "limit"}
-    except OSError as exc:
-        return {"error": f"cannot start the rendering process: {exc.strerror or exc}", "stage": "limit"}
-    try:
-        reply: dict[str, Any] = json.loads(done.stdout)
-        return reply
-    except ValueError:
-        pass
-    messages = done.stderr.decode("utf-8", "replace")
+    command = [sys.executable, "-I", "-c", "from fieldwarden.linter.helm_child import main; main()"]
+    with tempfile.TemporaryFile(dir=scratch) as errors:
+        try:
+            child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
+                                     cwd=scratch, env=env)
+        except OSError as exc:
+            return [{"error": f"cannot start the rendering process: {exc.strerror or exc}", "stage": "limit"}]
+        lines: queue.Queue[bytes] = queue.Queue()
+
+        def read() -> None:
+            assert child.stdout is not None
+            for line in child.stdout:
+                lines.put(line)
+            lines.put(b"")
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        replies: list[dict[str, Any]] = []
+        try:
+            assert child.stdin is not None
+            try:
+                child.stdin.write(request.encode())
+                child.stdin.close()
+            except OSError:  # it ended before reading: its error output says why
+                pass
+            while len(replies) < len(requests):
+                try:
+                    line = lines.get(timeout=timeout)
+                except queue.Empty:
+                    replies.append({"error": f"rendering took longer than {timeout:g} s and was stopped", "stage": "limit"})
+                    break
+                try:
+                    reply = json.loads(line) if line else None
+                except ValueError:
+                    reply = None
+                if not isinstance(reply, dict):
+                    child.kill()
+                    child.wait()
+                    errors.seek(0)
+                    replies.append(_died(errors.read().decode("utf-8", "replace"), child.returncode))
+                    break
+                replies.append(reply)
+        finally:
+            if child.poll() is None:
+                child.kill()
+            child.wait()
+            reader.join()
+    return replies
+
+
+def _died(messages: str, code: int | None) -> dict[str, Any]:
+    """Why a child ended without answering, from what it wrote on stderr."""
     if "out of memory" in messages or "cannot allocate memory" in messages:
         return {"error": f"rendering needed more than {MEMORY >> 20} MiB of memory and was stopped", "stage": "limit"}
-    last = messages.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
+    last = messages.strip().splitlines()[-1:] or [f"exit code {code}"]
     return {"error": f"the rendering process failed: {last[0][:300]}", "stage": "limit"}
-
-
-def _child() -> None:
-    """The child process: read a request on stdin, render with Helm, answer JSON on stdout."""
-    request = json.loads(sys.stdin.buffer.read())
-    try:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_DATA, (request["memory"], request["memory"]))
-    except (ImportError, ValueError, OSError, AttributeError):  # pragma: no cover - not Linux
-        pass
-    reply: dict[str, Any]
-    try:
-        import helm_python as helm
-    except Exception as exc:  # the library may be missing, or fail to load for its platform
-        reply = {"error": f"Helm's engine cannot be loaded ({exc}); reinstall with pip install 'fieldwarden[{EXTRA}]'",
-                 "stage": "import"}
-    else:
-        reply = _child_render(helm, request)
-    sys.stdout.write(json.dumps(reply))
-
-
-def _child_render(helm: Any, request: dict[str, Any]) -> dict[str, Any]:
-    stage = "values"
-    try:
-        values: dict[str, Any] = {}
-        for index, text in enumerate(request["values"]):
-            stage = f"values:{index}"
-            values = _merge(values, helm.values_from_yaml(text) or {})
-        stage = "load"
-        with helm.Chart.load(request["chart"]) as chart:
-            stage = "render"
-            manifests = chart.render(values, name=request["release"], namespace=request["namespace"], is_install=True)
-    except helm.HelmError as exc:
-        return {"error": str(exc), "stage": stage, "type": type(exc).__name__}
-    if sum(len(text) for text in manifests.values()) > request["max_output"]:
-        return {"error": f"the chart renders more than {request['max_output'] >> 20} MiB", "stage": "limit"}
-    return {"manifests": manifests}
-
-
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """Values files layered as `helm -f a -f b` does: maps merge key by key, anything else replaces."""
-    merged = dict(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
 
 
 # -- Helm's errors, placed --------------------------------------------------------------------
@@ -788,8 +839,8 @@ class _Templates:
         return min(defined, key=lambda f: (f[0], f[1]))[2] if defined else None
 
 
-def _objects(manifests: dict[str, Any], layout: _Layout, sources: _ValueSources, problems: list[RenderProblem]) -> list[RenderedObject]:
-    templates = _Templates(layout)
+def _objects(manifests: dict[str, Any], layout: _Layout, templates: _Templates, sources: _ValueSources,
+             problems: list[RenderProblem]) -> list[RenderedObject]:
     memo: dict[int, bool | None] = {}  # conditions evaluated, by template member (one value set)
     chart_yaml = _join(layout.chart, "Chart.yaml")
     objects: list[RenderedObject] = []
@@ -814,8 +865,6 @@ def _objects(manifests: dict[str, Any], layout: _Layout, sources: _ValueSources,
                 continue
             node = loaded.documents[0].node
             if template is None or item is None or too_complex:  # the linter reports it when it loads the text
-                objects.append(RenderedObject(piece, {}, fallback))
-                continue
                 objects.append(RenderedObject(piece, {}, fallback))
                 continue
             try:

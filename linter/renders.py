@@ -92,9 +92,13 @@ class Rendered(NamedTuple):
 
 def render(
     root: Path, jobs: Sequence[RenderJob], layout: Layout, default_namespace: Callable[[str], str],
-    cache: bool = True,
+    cache: bool = True, made: Callable[[RenderJob, Render], None] | None = None,
 ) -> Rendered:
-    """Render each job once (the render cache first), in parallel when several must really be rendered."""
+    """Render each job once (the render cache first), in parallel when several must really be rendered.
+
+    `made` is called with each job rendered anew as soon as it is, on the thread that rendered it:
+    work on it there overlaps with the renders still running.
+    """
     renders: dict[RenderJob, Render] = {}
     skipped: dict[RenderJob, str] = {}
     tools = {tool: _tool(tool) for tool in {job.tool for job in jobs}}
@@ -111,26 +115,39 @@ def render(
         else:
             pending.append((job, tool, watched))
 
-    def make(item: tuple[RenderJob, str, list[str]]) -> tuple[RenderJob, Render]:
-        job, tool, watched = item
+    def make(batch: list[tuple[RenderJob, str, list[str]]]) -> list[tuple[RenderJob, Render]]:
         from . import render_cache
 
-        before = render_cache.snapshot(root, _known_inputs(job, layout, watched))
-        made = _render_one(root, job, layout, default_namespace)
-        if cache and made.objects:
-            render_cache.save(root, job, tool, watched, made, before)
-        return job, made
+        jobs = [job for job, _, _ in batch]
+        before = [render_cache.snapshot(root, _known_inputs(job, layout, watched)) for job, _, watched in batch]
+        rendered = _render_batch(root, jobs, layout, default_namespace)
+        for (job, tool, watched), render, inputs in zip(batch, rendered, before):
+            if cache and render.objects:
+                render_cache.save(root, job, tool, watched, render, inputs)
+            if made is not None:
+                made(job, render)
+        return list(zip(jobs, rendered))
 
-    if len(pending) > 1 and _cpus() > 1:
+    batches = _batches(pending)
+    if len(batches) > 1 and _cpus() > 1:
         from concurrent.futures import ThreadPoolExecutor  # renderers wait on subprocesses or release the GIL
 
-        with ThreadPoolExecutor(max_workers=_cpus()) as pool:
-            done = list(pool.map(make, pending))
+        with ThreadPoolExecutor(max_workers=_cpus() + 1) as pool:  # one more: a thread mapping holds the GIL, not a core
+            done = [pair for pairs in pool.map(make, batches) for pair in pairs]
     else:
-        done = [make(item) for item in pending]
-    for job, made in done:
-        renders[job] = made
+        done = [pair for batch in batches for pair in make(batch)]
+    for job, render_made in done:
+        renders[job] = render_made
     return Rendered(renders, skipped)
+
+
+def _batches(pending: list[tuple[RenderJob, str, list[str]]]) -> list[list[tuple[RenderJob, str, list[str]]]]:
+    """The renders grouped as they are made: a chart's value sets together (one Helm process, its
+    templates parsed once), each kustomization alone; the largest groups first, to keep every core busy."""
+    groups: dict[tuple[str, str], list[tuple[RenderJob, str, list[str]]]] = {}
+    for item in pending:
+        groups.setdefault((item[0].tool, item[0].folder), []).append(item)  # a kustomization is one job
+    return sorted(groups.values(), key=len, reverse=True)
 
 
 def _cached(root: Path, job: RenderJob, tool: str, watched: list[str]) -> Render | None:
@@ -154,20 +171,23 @@ def _watched(root: Path, job: RenderJob) -> list[str]:
     return listing(root, job.folder)
 
 
-def _render_one(root: Path, job: RenderJob, layout: Layout, default_namespace: Callable[[str], str]) -> Render:
+def _render_batch(root: Path, jobs: list[RenderJob], layout: Layout, default_namespace: Callable[[str], str]) -> list[Render]:
+    """Render a kustomization, or the value sets of one chart, whatever fails."""
+    job = jobs[0]
     try:
         if job.tool == KUSTOMIZE:
             from .kustomize import render_kustomization
 
-            return render_kustomization(root, _theirs(job.folder), layout=layout.kustomize)
-        from .helm import render_chart  # type: ignore[import-not-found, unused-ignore]
+            return [render_kustomization(root, _theirs(job.folder), layout=layout.kustomize)]
+        from .helm import RELEASE, ValueSet, render_chart_sets  # type: ignore[import-not-found, unused-ignore]
 
-        namespace = job.namespace or default_namespace(job.folder)
-        made: Render = render_chart(root, _theirs(job.folder), list(job.values), namespace)
+        sets = [ValueSet(tuple(each.values), each.namespace or default_namespace(each.folder), each.release or RELEASE)
+                for each in jobs]
+        made: list[Render] = render_chart_sets(root, _theirs(job.folder), sets)
         return made
     except (OSError, ValueError, RuntimeError) as exc:  # renderers report problems; this is the last line
         where = f"{job.folder}/{CHART_FILE}" if job.tool == HELM else job.folder
-        return Render([], [], [RenderProblem(where, 1, 1, f"{job.tool} failed: {exc}")])
+        return [Render([], [], [RenderProblem(where, 1, 1, f"{job.tool} failed: {exc}")]) for _ in jobs]
 
 
 _TOOLS: dict[str, str | None] = {}

@@ -74,7 +74,13 @@ class UnitRun:
         if jobs and self.layout is not None:
             from .renders import render
 
-            made = render(root, jobs, self.layout, self._default_namespace, cache)
+            plain_jobs = {job for unit, plain in candidates if plain for job in unit.renders}
+
+            def analyse_if_linted(job: RenderJob, made: Render) -> None:  # while other renders run
+                if job in plain_jobs or not self.wanted.isdisjoint(made.inputs):
+                    self._analyse(job, made)
+
+            made = render(root, jobs, self.layout, self._default_namespace, cache, analyse_if_linted)
             self.renders = made.renders
             self._report(made.renders, made.skipped, units)
         chosen = []
@@ -160,14 +166,19 @@ class UnitRun:
         """The job's rendered objects, each analysed once (object rules run, projected)."""
         known = self._analysed.get(job)
         if known is None:
-            known = self._analysed[job] = []
-            for obj in self.renders[job].objects if job in self.renders else ():
-                anchor = self.names.display(obj.anchor[0])
-                result = analyse(anchor, obj.text.encode("utf-8", "surrogateescape"), "", self.settings_for(anchor), True, None)
-                # other objects' messages name it where it is written, not by its line in the render
-                result = result._replace(objects=[r._replace(origin=self._origin(obj, r.prefix)) for r in result.objects])
-                known.append(_Analysed(obj, anchor, result))
+            known = self._analyse(job, self.renders.get(job))
         return known
+
+    def _analyse(self, job: RenderJob, made: Render | None) -> list[_Analysed]:
+        analysed: list[_Analysed] = []
+        for obj in made.objects if made is not None else ():
+            anchor = self.names.display(obj.anchor[0])
+            result = analyse(anchor, obj.text.encode("utf-8", "surrogateescape"), "", self.settings_for(anchor), True, None)
+            # other objects' messages name it where it is written, not by its line in the render
+            result = result._replace(objects=[r._replace(origin=self._origin(obj, r.prefix)) for r in result.objects])
+            analysed.append(_Analysed(obj, anchor, result))
+        self._analysed[job] = analysed
+        return analysed
 
     def _origin(self, obj: RenderedObject, prefix: tuple[str | int, ...]) -> str:
         from .rendered import locate

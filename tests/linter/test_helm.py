@@ -635,6 +635,36 @@ def test_a_comment_after_a_literal_value(tmp_path: Path) -> None:
         assert place(render, ("spec", "ports", 0)) == (("demo/templates/thing.yaml", 14, 5), True)
 
 
+
+def test_value_sets_of_a_chart_render_together_and_one_failing_costs_only_itself(tmp_path: Path) -> None:
+    """render_chart_sets: one Render per set, in order; a set that loops or runs out of memory is
+    stopped, and the sets after it are rendered by a new child as if it had not been there."""
+    looping = "{{ if .Values.loop }}{{ range until 50000 }}{{ range until 50000 }}{{ end }}{{ end }}{{ end }}"
+    growing = ("{{ if .Values.grow }}{{ $s := list }}{{ range until 100000000 }}{{ $s = append $s (randAlphaNum 64) }}"
+               "{{ end }}{{ end }}")
+    write(tmp_path, {"demo/Chart.yaml": CHART, "demo/values.yaml": "count: 0\n",
+                     "demo/templates/cm.yaml": f"{looping}{growing}kind: ConfigMap\nmetadata:\n  name: {{{{ .Release.Name }}}}\n"
+                                               "data:\n  count: {{ .Values.count | quote }}\n",
+                     "one.yaml": "count: 1\n", "loop.yaml": "loop: true\n", "grow.yaml": "grow: true\n",
+                     "three.yaml": "count: 3\n", "broken.yaml": "count: [\n"})
+    sets = [helm.ValueSet(("one.yaml",), "a", "first"), helm.ValueSet(("loop.yaml",)), helm.ValueSet(("broken.yaml",)),
+            helm.ValueSet(("grow.yaml",)), helm.ValueSet(("three.yaml",), "", "third")]
+    start = time.perf_counter()
+    renders = helm.render_chart_sets(tmp_path, "demo", sets, timeout=3)
+    assert time.perf_counter() - start < 20
+    assert len(renders) == len(sets)
+    first, looped, broken, grown, third = renders
+    assert [yaml.safe_load(o.text) for o in first.objects] == [
+        {"kind": "ConfigMap", "metadata": {"name": "first"}, "data": {"count": "1"}}]
+    assert [yaml.safe_load(o.text) for o in third.objects] == [
+        {"kind": "ConfigMap", "metadata": {"name": "third"}, "data": {"count": "3"}}]
+    assert not first.problems and not third.problems, messages(first) + messages(third)
+    assert not looped.objects and "longer than 3 s" in messages(looped)
+    assert not broken.objects and places(broken)[0][0] == "broken.yaml"
+    assert not grown.objects and "memory" in messages(grown), messages(grown)
+    assert first.inputs[-1] == "one.yaml" and third.inputs[-1] == "three.yaml"
+
+
 if __name__ == "__main__":
     found, _ = measure()
     print(report(found))

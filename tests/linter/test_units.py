@@ -532,13 +532,13 @@ def test_renders_come_from_the_cache_until_an_input_changes(tmp_path: Path, monk
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
     root = repository(tmp_path / "repo", dict(KUSTOMIZE_TREE))
     made: list[str] = []
-    real = renders._render_one
+    real = renders._render_batch
 
     def counting(*args: object, **kwargs: object) -> object:
-        made.append(args[1].folder)  # type: ignore[attr-defined]
+        made.extend(job.folder for job in args[1])  # type: ignore[attr-defined]
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(renders, "_render_one", counting)
+    monkeypatch.setattr(renders, "_render_batch", counting)
     assert hits(root, "base/deploy.yaml") == [] and sorted(made) == ["overlays/dev", "overlays/prod"]
     made.clear()
     assert hits(root, "base/deploy.yaml") == [] and made == []  # warm: both from the cache

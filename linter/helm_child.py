@@ -1,0 +1,76 @@
+"""The Helm rendering child process: renders one chart copy with one or more value sets.
+
+helm.py starts it (`python -I -c "from fieldwarden.linter.helm_child import main; main()"`)
+and sends one JSON request on stdin: the copy's folder, and a list of value sets (values files'
+texts, release name, namespace). The answer is one JSON line per value set, in order, each
+flushed as soon as it is made, so that a set that loops or exhausts memory costs only itself
+and the sets after it are rendered again in a new child.
+
+Kept apart from helm.py so the child imports only the standard library and Helm's SDK: a
+render is cheap (milliseconds), starting the process and loading the SDK is not.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+EXTRA = "render"  # the optional dependency's extra in pyproject.toml
+
+
+def main() -> None:
+    """Read a request on stdin, render each value set, answer a JSON line per set on stdout."""
+    request = json.loads(sys.stdin.buffer.read())
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_DATA, (request["memory"], request["memory"]))
+    except (ImportError, ValueError, OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+    try:
+        import helm_python as helm
+    except Exception as exc:  # the library may be missing, or fail to load for its platform
+        failed = {"error": f"Helm's engine cannot be loaded ({exc}); reinstall with pip install 'fieldwarden[{EXTRA}]'",
+                  "stage": "import"}
+        for _ in request["sets"]:
+            _answer(failed)
+        return
+    for value_set in request["sets"]:
+        _answer(render(helm, request["chart"], value_set, request["max_output"]))
+
+
+def _answer(reply: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(reply) + "\n")
+    sys.stdout.flush()
+
+
+def render(helm: Any, chart_folder: str, value_set: dict[str, Any], max_output: int) -> dict[str, Any]:
+    """{"manifests": {template path: text}}, or {"error", "stage"[, "type"]}."""
+    stage = "values"
+    try:
+        values: dict[str, Any] = {}
+        for index, text in enumerate(value_set["values"]):
+            stage = f"values:{index}"
+            values = merge(values, helm.values_from_yaml(text) or {})
+        stage = "load"
+        with helm.Chart.load(chart_folder) as chart:
+            stage = "render"
+            manifests = chart.render(values, name=value_set["release"], namespace=value_set["namespace"],
+                                     is_install=True)
+    except helm.HelmError as exc:
+        return {"error": str(exc), "stage": stage, "type": type(exc).__name__}
+    if sum(len(text) for text in manifests.values()) > max_output:
+        return {"error": f"the chart renders more than {max_output >> 20} MiB", "stage": "limit"}
+    return {"manifests": manifests}
+
+
+def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """Values files layered as `helm -f a -f b` does: maps merge key by key, anything else replaces."""
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
