@@ -2,15 +2,17 @@
 
 `find_charts` lists a project's charts and the value sets each is rendered with: its
 values.yaml, then once more per `ci/*-values.yaml` (as chart-testing does), then once per
-values file the caller adds. `render_chart` renders one chart with one value set through
-Helm's Go SDK (the optional `helm-python-sdk` package: `pip install 'fieldwarden[render]'`)
-and maps the fields of every rendered object to the template line that writes them; what
+values file the caller adds. `render_chart_sets` renders one chart with each of its value sets
+(`render_chart`: with one) through Helm's Go SDK (the optional `helm-python-sdk` package:
+`pip install 'fieldwarden[render]'`) and maps the fields of every rendered object to the
+template line that writes them; what
 `include` or `toYaml` splices in maps to the helper line or the values-file line that writes
 it. A field whose writer is not certain is left out of the table, so that rendered.locate()
 reports it at its nearest enclosing field that is, marked approximate.
 
-Rendering is offline and confined to the chart. Helm runs in a child process, under a time
-and memory limit, over a private copy of the chart holding only the chart's own files:
+Rendering is offline and confined to the chart. Helm runs in a child process (helm_child.py,
+one for all the value sets of a chart), under a time limit per set and a memory limit, over a
+private copy of the chart holding only the chart's own files:
 Helm's loader follows symlinks out of a chart (their targets become `.Files`), and its schema
 validation loads `$ref`s of values.schema.json from disk and network; neither reaches the
 copy (links out of the chart and schemas with outside references are left out, and said so).
