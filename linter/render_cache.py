@@ -6,8 +6,9 @@ fieldwarden did not write is never believed. An entry holds the render and what 
 from: the digest of every input file (or that it was absent), and for a chart the listing of
 its folder (a new template is an input no render has read yet). A lookup hashes those files
 again: one changed byte, a file appearing or going, or another renderer makes it a miss, so
-an entry is never stale. What renders a unit is part of the key: the tool (its path, size
-and time), fieldwarden's version and the renderer module.
+an entry is never stale. What renders a unit is part of the key: the job (folder, values
+files, namespace, release name), the tool (its path, size and time), fieldwarden's version and
+the renderer's modules (for Helm, helm.SOURCES: the engine's driver and the line mapping).
 """
 
 from __future__ import annotations
@@ -105,7 +106,7 @@ def save(root: Path, job: RenderJob, tool: str, watched: Sequence[str], render: 
 
 
 def _signature(job: RenderJob, tool: str) -> list[Any]:
-    return [FORMAT, __version__, marshal.version, list(job[:2]), list(job.values), job.namespace, tool]
+    return [FORMAT, __version__, marshal.version, list(job[:2]), list(job.values), job.namespace, job.release, tool]
 
 
 def _encode(render: Render) -> list[Any]:

@@ -38,6 +38,7 @@ class RenderJob(NamedTuple):
     folder: str  # project-relative folder of the kustomization or chart ("." for the root)
     values: tuple[str, ...] = ()  # Helm: project-relative values files, in order (the chart's values.yaml is implied)
     namespace: str = ""  # Helm: the release namespace ("" = the default namespace)
+    release: str = ""  # Helm: the release name ("" = Helm's default, `release-name`)
 
 
 class Unit(NamedTuple):
@@ -59,6 +60,7 @@ class Declaration(NamedTuple):
     force_namespace: bool = False
     values: tuple[str, ...] = ()  # Helm values files, project-relative, when the folder is a chart
     by: str = ""  # who says so, for the unit's name
+    release: str = ""  # the Helm release name it renders a chart with ("" = Helm's default)
 
 
 class Plan(NamedTuple):
@@ -225,9 +227,11 @@ def plan(
     units: list[Unit] = []
     claimed_files: set[str] = set()
     claimed_roots: set[str] = set()
-    seen: set[tuple[str, bool, str, bool, tuple[str, ...]]] = set()
+    seen: set[tuple[str, bool, str, bool, tuple[str, ...], str]] = set()
     for declaration in sorted(declarations):
-        identity = declaration[:5]
+        # the same folder named twice is one unit; a chart rendered under two release names is two
+        identity = (declaration.folder, declaration.recursive, declaration.namespace, declaration.force_namespace,
+                    declaration.values, declaration.release if declaration.folder in charts else "")
         if identity in seen:
             continue
         seen.add(identity)
@@ -265,7 +269,7 @@ def _declared_unit(
     if folder in roots:
         return Unit(name, (), (RenderJob(KUSTOMIZE, folder),), namespace, force)
     if folder in charts:
-        return Unit(name, (), (RenderJob(HELM, folder, declaration.values, namespace),), namespace, force)
+        return Unit(name, (), (RenderJob(HELM, folder, declaration.values, namespace, declaration.release),), namespace, force)
     if declaration.recursive:
         members = tuple(f for f in plain if is_below(f, folder))
         renders = [RenderJob(KUSTOMIZE, root) for root in sorted(roots) if root == folder or is_below(root, folder)]
