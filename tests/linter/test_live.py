@@ -8,16 +8,19 @@ discovery and lists with fixed data, not a model of the API server).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import socket
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Sequence
 
 import pytest
 
+from fieldwarden.cli import main
 from fieldwarden.linter.live import LiveObject, LiveOptions, Request, Response, check
 from fieldwarden.policies.config import ConfigError, Settings, validate
 from tests.helpers import lint, write
@@ -379,3 +382,34 @@ def test_an_object_in_two_units_alike_is_checked_once_naming_both(tmp_path: Path
                                 "shared (Argo CD Application argocd/one, namespace shop)",
                                 "shared (Flux Kustomization flux-system/shared, namespace shop)"]
     assert finding["object"] == "Widget/other/w"  # as the first unit names it
+
+
+class Refuser(Applier):
+    """An Applier that refuses every ConfigMap's apply as invalid on its `data` (a Status of the API's shape)."""
+
+    def answer(self, request: Request) -> Response:
+        if request.method == "PATCH" and "/configmaps/" in request.path:
+            return Response(422, {"kind": "Status", "status": "Failure", "code": 422, "reason": "Invalid",
+                                  "message": "ConfigMap is invalid: data: Too long: must have at most 1048576 bytes",
+                                  "details": {"causes": [{"reason": "FieldValueTooLong", "field": "data",
+                                                          "message": "Too long: must have at most 1048576 bytes"}]}})
+        return super().answer(request)
+
+
+@needs_kustomize
+def test_a_finding_placed_approximately_on_a_rendered_object_says_so(tmp_path: Path, sender: Applier,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sender, "answer", Refuser().answer)
+    # a generated ConfigMap: kustomize writes `data` from the generator, whose own line is known
+    root = git_tree(tmp_path, {"app/kustomization.yaml": "configMapGenerator:\n  - name: settings\n    literals: [a=1]\n"})
+    run = lint(["--cluster", "--select", "FW5"], cwd=root)
+    [finding] = run.findings
+    assert (finding["file"], finding["line"], finding["column"], finding["code"], finding["approximate"]) == (
+        "app/kustomization.yaml", 2, 5, "FW501", True)
+    assert finding["unit"] == "app (kustomize)"
+    out = io.StringIO()
+    monkeypatch.chdir(root)
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        assert main(["lint", "--cluster", "--select", "FW5", "--format", "text"]) == 1
+    assert out.getvalue().startswith("app/kustomization.yaml:2:5: FW501 error: ConfigMap/default/settings-")
+    assert out.getvalue().splitlines()[0].endswith("[apply-rejected-invalid] (place approximate)")
