@@ -422,8 +422,11 @@ def _default_tool() -> list[str] | None:
 
 def _mirror(root: Path, mirror: Path, unit: list[Kustomization], inputs: list[str]) -> tuple[str, str] | None:
     """Copy the unit's input files under `mirror`; (file, reason) when one must not be read."""
+    import shutil
+
     real_root = os.path.realpath(root)
     rewritten = {k.file: k for k in unit if k.dropped}
+    made: set[str] = set()  # folders of the mirror created so far
     for path in inputs:
         source = root / path
         if not source.is_file():
@@ -432,14 +435,15 @@ def _mirror(root: Path, mirror: Path, unit: list[Kustomization], inputs: list[st
         if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
             return path, "a link to a file outside the project: the kustomization is not built"
         destination = mirror / path
-        destination.parent.mkdir(parents=True, exist_ok=True)
+        folder = posixpath.dirname(path)
+        if folder not in made:
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            made.add(folder)
         k = rewritten.get(path)
         if k is not None:
             destination.write_text(_without_dropped(k), encoding="utf-8")
             continue
-        with open(real, "rb") as reader, open(destination, "wb") as writer:
-            while chunk := reader.read(1 << 20):
-                writer.write(chunk)
+        shutil.copyfile(real, destination)
     return None
 
 
