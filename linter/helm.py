@@ -493,6 +493,7 @@ class _Layout:
 
     def write(self, copy: Path, problems: list[RenderProblem]) -> None:
         """The private copy Helm loads: plain files only, schemas with outside references dropped."""
+        made: set[str] = set()  # folders of the copy created so far
         for name, data in self.files.items():
             if name.rsplit("/", 1)[-1] == "values.schema.json":
                 reference = _foreign_reference(data)
@@ -503,7 +504,10 @@ class _Layout:
                         "fetch it, and renders without checking the values against this schema")))
                     continue
             path = copy / name
-            path.parent.mkdir(parents=True, exist_ok=True)
+            folder = name.rpartition("/")[0]
+            if folder not in made:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                made.add(folder)
             path.write_bytes(data)
 
 
