@@ -98,9 +98,9 @@ def _once(objects: list[LiveObject]) -> list[LiveObject]:
     merged: dict[str, LiveObject] = {}
     for live in objects:
         meta = live.obj.get("metadata")
-        named = meta.get("namespace") if isinstance(meta, dict) else None
-        sent = live.obj if named else {**live.obj, "metadata": {**(meta or {}), "namespace": live.default_namespace}}
-        identity = json.dumps(sent, sort_keys=True, default=str)
+        # the label holds the namespace it goes to (none for a cluster-scoped kind), written or not
+        rest = {k: v for k, v in meta.items() if k != "namespace"} if isinstance(meta, dict) else meta
+        identity = json.dumps([live.label, {**live.obj, "metadata": rest}], sort_keys=True, default=str)
         known = merged.get(identity)
         if known is None:
             merged[identity] = live

@@ -372,11 +372,14 @@ def test_an_object_in_two_units_alike_is_checked_once_naming_both(tmp_path: Path
             "metadata: {name: shared, namespace: flux-system}", "spec:", "  path: ./shared", "  targetNamespace: shop",
             "  sourceRef: {kind: GitRepository, name: flux-system}"]) + "\n",
         "shared/widget.yaml": WIDGET,
+        "shared/role.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: reader\n",
     })
     run = lint(["--cluster", "--select", "FW5", "shared"], cwd=root)  # pre-commit: the GitOps objects are context
-    # the Widget goes to shop through Argo CD's one and Flux (one object), to other through two
-    assert "--cluster: 2 objects checked" in run.stderr
-    [finding] = run.findings  # the same place, the same words: said once
+    # the Widget goes to shop through Argo CD's one and Flux (one object), to other through two; the
+    # ClusterRole is in no namespace: one object whichever unit applies it
+    assert "--cluster: 3 objects checked" in run.stderr
+    role, finding = sorted(run.findings, key=lambda f: f["file"])  # the same place, the same words: said once
+    assert (role["file"], role["object"], len(role["units"])) == ("shared/role.yaml", "ClusterRole/reader", 3)
     assert (finding["file"], finding["code"]) == ("shared/widget.yaml", "FW509")
     assert finding["units"] == ["shared (Argo CD Application argocd/two, namespace other)",
                                 "shared (Argo CD Application argocd/one, namespace shop)",
