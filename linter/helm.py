@@ -27,6 +27,7 @@ object is matched against that skeleton.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -34,7 +35,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable, Iterator, NamedTuple, Sequence
+from typing import Any, ContextManager, Iterable, Iterator, NamedTuple, Sequence
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -141,11 +142,13 @@ def render_chart(
     return render_chart_sets(root, chart, [ValueSet(tuple(values_files), namespace or "", release)], timeout=timeout)[0]
 
 
-def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeout: float = TIMEOUT) -> list[Render]:
+def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeout: float = TIMEOUT,
+                      slot: ContextManager[Any] | None = None) -> list[Render]:
     """`render_chart` for each value set of one chart, in order: the chart read, copied, parsed once.
 
     One child process renders them all (a new one takes over after a set that fails it), and
-    the templates the mapping parses serve every set.
+    the templates the mapping parses serve every set. `slot` is held while a child runs
+    (renders.py bounds the child processes alive at once with it).
     """
     chart = chart.strip("/") or "."
     here = root / chart
@@ -207,7 +210,8 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
         layout.write(copy, copied)
         requests = [{"values": [text for _, text in values], "release": sets[index].release,
                      "namespace": sets[index].namespace or "default"} for index, values, _, _ in ready]
-        replies = _run_helm(copy, requests, timeout, Path(scratch))
+        with slot if slot is not None else contextlib.nullcontext():
+            replies = _run_helm(copy, requests, timeout, Path(scratch))
     templates = _Templates(layout)
     for (index, values, sources, problems), reply in zip(ready, replies):
         problems.extend(dependencies)

@@ -27,11 +27,12 @@ place of the value they replaced.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import re
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, NamedTuple
+from typing import Any, Callable, ContextManager, Iterable, Iterator, NamedTuple
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -357,12 +358,14 @@ def find_kustomizations(root: Path, files: Iterable[str]) -> KustomizeLayout:
 
 
 def render_kustomization(root: Path, folder: str, tool: list[str] | None = None, *,
-                         timeout: float = RENDER_TIMEOUT, layout: KustomizeLayout | None = None) -> Render:
+                         timeout: float = RENDER_TIMEOUT, layout: KustomizeLayout | None = None,
+                         slot: ContextManager[Any] | None = None) -> Render:
     """Build the kustomization in `folder` (project-relative) with kustomize; objects with positions.
 
     `tool` is the command that builds a folder given last (`["kubectl", "kustomize"]`,
     `["kustomize", "build"]`); by default linter/tools.py finds one. `layout`, when given, spares
-    reading the kustomizations again. Failures come back as problems, never as exceptions.
+    reading the kustomizations again. `slot` is held while kustomize runs (renders.py bounds the
+    child processes alive at once with it). Failures come back as problems, never as exceptions.
     """
     joined = _join("", folder.replace(os.sep, "/"))
     if joined is None:
@@ -402,7 +405,8 @@ def render_kustomization(root: Path, folder: str, tool: list[str] | None = None,
         wrapper = {"resources": [posixpath.join(_MIRROR, folder) if folder else _MIRROR],
                    "buildMetadata": ["originAnnotations", "transformerAnnotations"]}
         (build / "kustomization.yaml").write_text(yaml.safe_dump(wrapper), encoding="utf-8")
-        outcome = _run([*command, "--load-restrictor", "LoadRestrictionsRootOnly", "."], build, Path(scratch), timeout)
+        with slot if slot is not None else contextlib.nullcontext():
+            outcome = _run([*command, "--load-restrictor", "LoadRestrictionsRootOnly", "."], build, Path(scratch), timeout)
     code, output, messages = outcome
     prefixes = (str(build) + os.sep, os.path.realpath(build) + os.sep)
     messages = _project_paths(messages, prefixes)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, ContextManager, NamedTuple, Sequence
 
 from .rendered import Render, RenderProblem
 from .units import CHART_FILE, HELM, KUSTOMIZATION_NAMES, KUSTOMIZE, RenderJob
@@ -120,7 +120,7 @@ def render(
 
         jobs = [job for job, _, _ in batch]
         before = [render_cache.snapshot(root, _known_inputs(job, layout, watched)) for job, _, watched in batch]
-        rendered = _render_batch(root, jobs, layout, default_namespace)
+        rendered = _render_batch(root, jobs, layout, default_namespace, slots)
         for (job, tool, watched), render, inputs in zip(batch, rendered, before):
             if cache and render.objects:
                 render_cache.save(root, job, tool, watched, render, inputs)
@@ -129,10 +129,15 @@ def render(
         return list(zip(jobs, rendered))
 
     batches = _batches(pending)
+    slots = None
     if len(batches) > 1 and _cpus() > 1:
+        import threading
         from concurrent.futures import ThreadPoolExecutor  # renderers wait on subprocesses or release the GIL
 
-        with ThreadPoolExecutor(max_workers=_cpus() + 1) as pool:  # one more: a thread mapping holds the GIL, not a core
+        # A renderer child per core; one thread more places the fields of a finished render
+        # meanwhile (that work holds the GIL, not a core). The children are what holds memory.
+        slots = threading.BoundedSemaphore(_cpus())
+        with ThreadPoolExecutor(max_workers=_cpus() + 1) as pool:
             done = [pair for pairs in pool.map(make, batches) for pair in pairs]
     else:
         done = [pair for batch in batches for pair in make(batch)]
@@ -171,19 +176,20 @@ def _watched(root: Path, job: RenderJob) -> list[str]:
     return listing(root, job.folder)
 
 
-def _render_batch(root: Path, jobs: list[RenderJob], layout: Layout, default_namespace: Callable[[str], str]) -> list[Render]:
+def _render_batch(root: Path, jobs: list[RenderJob], layout: Layout, default_namespace: Callable[[str], str],
+                  slots: ContextManager[Any] | None = None) -> list[Render]:
     """Render a kustomization, or the value sets of one chart, whatever fails."""
     job = jobs[0]
     try:
         if job.tool == KUSTOMIZE:
             from .kustomize import render_kustomization
 
-            return [render_kustomization(root, _theirs(job.folder), layout=layout.kustomize)]
+            return [render_kustomization(root, _theirs(job.folder), layout=layout.kustomize, slot=slots)]
         from .helm import RELEASE, ValueSet, render_chart_sets  # type: ignore[import-not-found, unused-ignore]
 
         sets = [ValueSet(tuple(each.values), each.namespace or default_namespace(each.folder), each.release or RELEASE)
                 for each in jobs]
-        made: list[Render] = render_chart_sets(root, _theirs(job.folder), sets)
+        made: list[Render] = render_chart_sets(root, _theirs(job.folder), sets, slot=slots)
         return made
     except (OSError, ValueError, RuntimeError) as exc:  # renderers report problems; this is the last line
         where = f"{job.folder}/{CHART_FILE}" if job.tool == HELM else job.folder
