@@ -126,7 +126,7 @@ def _lint(
     results = dict(zip(target_ids, target_results))
     results.update(zip(context_ids, context_results))
     kustomizations, charts = (layout.kustomizations, layout.charts) if layout is not None else ([], {})
-    plan = units_plan(files, kustomizations, consumed, charts, _declarations(results, names, scope), steps)
+    plan = units_plan(files, kustomizations, consumed, charts, _declarations(results, names, scope, notices), steps)
     all_units = plan.units + ([Unit(STDIN, (STDIN,))] if STDIN in results else [])
     wanted = set(target_ids)
     work = UnitRun(names, wanted, settings_for, layout)
@@ -207,18 +207,26 @@ def _helm_values(scope: Scope, names: _Names) -> list[HelmValues]:
     ]
 
 
-def _declarations(results: dict[str, FileResult], names: _Names, scope: Scope) -> list[Declaration]:
+def _declarations(results: dict[str, FileResult], names: _Names, scope: Scope, notices: list[str]) -> list[Declaration]:
     """Units that GitOps objects of the project and the configuration's `units:` globs name."""
     found: list[Declaration] = []
-    declaring = [r.projection for result in results.values() for r in result.objects if may_declare(r.projection.get("apiVersion"))]
+    declaring = [(key, r) for key, result in results.items() for r in result.objects
+                 if may_declare(r.projection.get("apiVersion"))]
     if declaring:
-        from .gitops import declarations
+        from .gitops import declarations, values_from
 
         prefix = ""
         if scope.git_root:
             relative = os.path.relpath(names.base, scope.git_root).replace(os.sep, "/")
             prefix = "" if relative == "." else relative
-        found.extend(declarations(declaring, prefix))
+        found.extend(declarations([r.projection for _, r in declaring], prefix,
+                                  [None if key == STDIN or key.startswith("/") else (key, r.document, r.prefix)
+                                   for key, r in declaring]))
+        unread = values_from([r.projection for _, r in declaring])
+        if unread:
+            notices.append(f"valuesFrom is not read (its ConfigMaps and Secrets are the cluster's): {len(unread)} "
+                           f"HelmRelease{'s' if len(unread) != 1 else ''} ({', '.join(unread[:3])}"
+                           f"{', ...' if len(unread) > 3 else ''}) rendered with their values files and inline values only")
     if scope.unit_globs:
         folders = folders_with_ancestors(results)
         patterns = []
@@ -240,7 +248,10 @@ def _with_units(
     """
     of_file: dict[str, list[Unit]] = {}
     for unit in relevant:
-        for member in (*unit.files, *work.inputs_of(unit)):
+        for member in unit.files:
+            of_file.setdefault(names.display(member), []).append(unit)
+    for unit in relevant:  # after the units that apply the file: a GitOps file is a render's input too (inline values)
+        for member in work.inputs_of(unit):
             of_file.setdefault(names.display(member), []).append(unit)
     by_file = {result.file: result for result in results}
     merged: dict[tuple[object, ...], Finding] = {}

@@ -5,13 +5,17 @@ Each names a folder of a git repository and the namespace its objects go to:
 - Argo CD `Application`: `spec.source.path` (and each of `spec.sources[*].path`), relative to
   the repository root; `spec.destination.namespace` for objects that name none; a plain folder
   is read recursively only with `directory.recurse: true`; a chart gets `helm.valueFiles`
-  (relative to the chart) and is rendered as release `helm.releaseName`, else the
-  Application's name. Sources with a `chart` come from a Helm repository: not here.
+  (relative to the chart), then `helm.valuesObject`, or when it has none the `helm.values`
+  text (Argo CD uses one or the other, never both), and is rendered as release
+  `helm.releaseName`, else the Application's name. Sources with a `chart` come from a Helm
+  repository: not here.
 - Flux `Kustomization` (kustomize.toolkit.fluxcd.io): `spec.path` (default: the root), read
   recursively when it has no kustomization.yaml; `spec.targetNamespace` overrides every
   object's namespace.
 - Flux `HelmRelease`: `spec.chart.spec.chart` when its source is a GitRepository or a Bucket,
-  `valuesFiles` relative to the repository root, installed into `spec.targetNamespace`, else
+  `valuesFiles` relative to the repository root, then `spec.values` over them (`valuesFrom`
+  names ConfigMaps and Secrets of the cluster: not read, see `values_from`), installed into
+  `spec.targetNamespace`, else
   the HelmRelease's own namespace, as release `spec.releaseName`, else `[<targetNamespace>-]<name>`
   (see `flux_release_name`).
 
@@ -25,7 +29,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any, Iterable, Mapping
 
-from .units import Declaration
+from .units import Declaration, InlineValues
 
 ARGO_GROUP = "argoproj.io"
 FLUX_KUSTOMIZE_GROUP = "kustomize.toolkit.fluxcd.io"
@@ -34,6 +38,7 @@ GROUPS = (ARGO_GROUP, FLUX_KUSTOMIZE_GROUP, FLUX_HELM_GROUP)
 
 _SOURCE_FIELDS: tuple[tuple[str, ...], ...] = (
     ("path",), ("chart",), ("directory", "recurse"), ("helm", "valueFiles"), ("helm", "releaseName"),
+    ("helm", "values"), ("helm", "valuesObject"),
 )
 # What the linter's object projections must keep for this module (see analyse.context_paths).
 PATHS: tuple[tuple[str, ...], ...] = (
@@ -43,6 +48,8 @@ PATHS: tuple[tuple[str, ...], ...] = (
     ("spec", "path"),
     ("spec", "targetNamespace"),
     ("spec", "releaseName"),
+    ("spec", "values"),
+    ("spec", "valuesFrom"),
     ("spec", "chart", "spec", "chart"),
     ("spec", "chart", "spec", "valuesFiles"),
     ("spec", "chart", "spec", "sourceRef", "kind"),
@@ -54,14 +61,20 @@ def may_declare(api_version: object) -> bool:
     return isinstance(api_version, str) and api_version.partition("/")[0] in GROUPS
 
 
-def declarations(objects: Iterable[Mapping[str, Any]], prefix: str = "") -> list[Declaration]:
+def declarations(objects: Iterable[Mapping[str, Any]], prefix: str = "",
+                 where: Iterable[tuple[str, int, tuple[str | int, ...]] | None] | None = None) -> list[Declaration]:
     """The units the objects name, as project-relative folders.
 
     `prefix` is the project's folder inside its git repository (`deploy/`, or `` when the
-    project is the repository): GitOps paths are relative to the repository root.
+    project is the repository): GitOps paths are relative to the repository root. `where`
+    gives each object's place, (project-relative file, document index, path of the object in
+    the document: `()`, or `("items", 3)` in a List; None for stdin); without it inline
+    values are not read.
     """
     found: list[Declaration] = []
+    places = iter(where) if where is not None else None
     for obj in objects:
+        place = next(places, None) if places is not None else None
         group, _, _ = str(obj.get("apiVersion", "")).partition("/")
         kind = obj.get("kind")
         spec = obj.get("spec")
@@ -69,7 +82,7 @@ def declarations(objects: Iterable[Mapping[str, Any]], prefix: str = "") -> list
             continue
         who = _name(obj)
         if group == ARGO_GROUP and kind == "Application":
-            found.extend(_argo(spec, who, _text(_get(obj, "metadata", "name")), prefix))
+            found.extend(_argo(spec, who, _text(_get(obj, "metadata", "name")), prefix, place))
         elif group == FLUX_KUSTOMIZE_GROUP and kind == "Kustomization":
             folder = _folder(spec.get("path", "./"), prefix)
             if folder is not None:
@@ -86,8 +99,24 @@ def declarations(objects: Iterable[Mapping[str, Any]], prefix: str = "") -> list
                     target = _text(spec.get("targetNamespace"))
                     namespace = target or _text(_get(obj, "metadata", "namespace"))
                     release = _text(spec.get("releaseName")) or flux_release_name(target, _text(_get(obj, "metadata", "name")))
-                    found.append(Declaration(folder, False, namespace, False, values, f"Flux HelmRelease {who}", release))
+                    inline = _inline(place, ("spec", "values")) if isinstance(spec.get("values"), dict) else None
+                    found.append(Declaration(folder, False, namespace, False, values, f"Flux HelmRelease {who}", release,
+                                             inline))
     return found
+
+
+def values_from(objects: Iterable[Mapping[str, Any]]) -> list[str]:
+    """HelmReleases whose `valuesFrom` (ConfigMaps, Secrets of the cluster) their renders leave out."""
+    return [_name(obj) for obj in objects
+            if str(obj.get("apiVersion", "")).partition("/")[0] == FLUX_HELM_GROUP and obj.get("kind") == "HelmRelease"
+            and _get(obj, "spec", "valuesFrom")]
+
+
+def _inline(place: tuple[str, int, tuple[str | int, ...]] | None, path: tuple[str | int, ...]) -> InlineValues | None:
+    if place is None:
+        return None
+    file, document, prefix = place
+    return file, document, (*prefix, *path)
 
 
 _FOLDER_SOURCES = ("GitRepository", "Bucket")
@@ -107,13 +136,14 @@ def flux_release_name(target_namespace: str, name: str) -> str:
     return f"{composed[:40]}-{hashlib.sha256(composed.encode()).hexdigest()[:12]}"
 
 
-def _argo(spec: Mapping[str, Any], who: str, name: str, prefix: str) -> list[Declaration]:
-    sources = [spec.get("source")]
+def _argo(spec: Mapping[str, Any], who: str, name: str, prefix: str,
+          place: tuple[str, int, tuple[str | int, ...]] | None) -> list[Declaration]:
+    sources: list[tuple[Any, tuple[str | int, ...]]] = [(spec.get("source"), ("spec", "source"))]
     if isinstance(spec.get("sources"), list):
-        sources.extend(spec["sources"])
+        sources.extend((source, ("spec", "sources", index)) for index, source in enumerate(spec["sources"]))
     namespace = _text(_get(spec, "destination", "namespace"))
     found = []
-    for source in sources:
+    for source, at in sources:
         if not isinstance(source, dict) or source.get("chart") is not None:
             continue  # no source, or a chart from a Helm repository
         folder = _folder(source.get("path"), prefix)
@@ -122,8 +152,22 @@ def _argo(spec: Mapping[str, Any], who: str, name: str, prefix: str) -> list[Dec
         recurse = _get(source, "directory", "recurse") is True
         values = _files(_get(source, "helm", "valueFiles"), prefix, folder)
         release = _text(_get(source, "helm", "releaseName")) or name
-        found.append(Declaration(folder, recurse, namespace, False, values, f"Argo CD Application {who}", release))
+        found.append(Declaration(folder, recurse, namespace, False, values, f"Argo CD Application {who}", release,
+                                 _argo_inline(source, at, place)))
     return found
+
+
+def _argo_inline(source: Mapping[str, Any], at: tuple[str | int, ...],
+                 place: tuple[str, int, tuple[str | int, ...]] | None) -> InlineValues | None:
+    """`helm.valuesObject` when it is there (Argo CD then ignores `helm.values`), else the `helm.values` text."""
+    helm = source.get("helm")
+    if not isinstance(helm, dict):
+        return None
+    if helm.get("valuesObject") is not None:
+        return _inline(place, (*at, "helm", "valuesObject"))
+    if isinstance(helm.get("values"), str) and helm["values"].strip():
+        return _inline(place, (*at, "helm", "values"))
+    return None
 
 
 def _name(obj: Mapping[str, Any]) -> str:

@@ -39,12 +39,13 @@ from typing import Any, ContextManager, Iterable, Iterator, NamedTuple, Sequence
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from . import helm_child, helmmap
+from . import helm_child, helmmap, inline_values
 from .loader import load
 from .rendered import FieldPath, Place, Render, RenderedObject, RenderProblem
+from .units import InlineValues
 
 EXTRA = helm_child.EXTRA  # the optional dependency's extra in pyproject.toml
-SOURCES = (__file__, helmmap.__file__, helm_child.__file__)  # the code a render depends on besides Helm (for a render cache's key)
+SOURCES = (__file__, helmmap.__file__, helm_child.__file__, inline_values.__file__)  # the code a render depends on besides Helm (for a render cache's key)
 RELEASE = "release-name"  # `helm template`'s release name when none is given
 TIMEOUT = 60.0  # seconds a render may take, child process start included
 MEMORY = 1 << 30  # bytes of data the rendering process may hold
@@ -121,6 +122,7 @@ class ValueSet(NamedTuple):
     files: tuple[str, ...] = ()  # project-relative values files, in order (`helm -f` each)
     namespace: str = ""  # the release namespace ("" = `default`)
     release: str = RELEASE
+    inline: InlineValues | None = None  # values a GitOps object writes inline, over the files (inline_values.py)
 
 
 def render_chart(
@@ -164,8 +166,8 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
         return each(RenderProblem(chart_yaml, 1, 1, "the chart lies outside the project (links resolved): not rendered"))
     snapshot = _snapshot(here, chart, common)
     chart_inputs = sorted({*(_join(chart, name) for name in snapshot.files), *snapshot.links})
-    inputs = [[*chart_inputs, *(name for name in dict.fromkeys(value_set.files) if name not in chart_inputs)]
-              for value_set in sets]
+    inputs = [[*chart_inputs, *(name for name in dict.fromkeys((*value_set.files, *(value_set.inline or ())[:1]))
+                                if name not in chart_inputs)] for value_set in sets]
     if snapshot.fatal:
         return [Render([], read, list(common)) for read in inputs]
     meta = _metadata(snapshot.files.get("Chart.yaml", b""), chart_yaml, common)
@@ -186,14 +188,15 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
                 problems.append(problem)
             else:
                 values.append((name, text))
+        inline = _read_inline(root, value_set.inline, problems)
         if len(problems) > len(common):
             results[index] = Render([], inputs[index], problems)
             continue
-        sources = _ValueSources(layout, values, problems)
+        sources = _ValueSources(layout, values, problems, inline)
         if sources.broken:
             results[index] = Render([], inputs[index], problems)
             continue
-        ready.append((index, values, sources, problems))
+        ready.append((index, [*values, *([(inline.file, inline.text)] if inline else [])], sources, problems))
     if not ready:
         return [render for render in results if render is not None]
     dependencies = layout.missing_dependencies(meta)
@@ -270,6 +273,19 @@ def _read_values(root: Path, name: str) -> tuple[str, RenderProblem | None]:
         return data.decode("utf-8-sig"), None
     except UnicodeDecodeError:
         return "", RenderProblem(name, 1, 1, "values file is not UTF-8 text")
+
+
+def _read_inline(root: Path, ref: InlineValues | None, problems: list[RenderProblem]) -> inline_values.Inline | None:
+    """The inline values of a value set (None when it has none, or they cannot be read: a problem says why)."""
+    if ref is None:
+        return None
+    text, problem = _read_values(root, ref[0])
+    found = None
+    if problem is None:
+        found, problem = inline_values.parse(text, ref)
+    if problem is not None:
+        problems.append(problem)
+    return found
 
 
 def _metadata(data: bytes, chart_yaml: str, problems: list[RenderProblem]) -> dict[str, Any] | None:
@@ -693,7 +709,8 @@ def _helm_problem(message: str, stage: str, layout: _Layout, sources: _ValueSour
 class _ValueSources:
     """The values files of a render, parsed with positions: where a values path is set, and to what."""
 
-    def __init__(self, layout: _Layout, values: list[tuple[str, str]], problems: list[RenderProblem]) -> None:
+    def __init__(self, layout: _Layout, values: list[tuple[str, str]], problems: list[RenderProblem],
+                 inline: inline_values.Inline | None = None) -> None:
         self.broken = False
         self.charts: dict[tuple[str, ...], tuple[str, Node]] = {}  # scope -> its values.yaml
         for item in layout.charts:
@@ -708,6 +725,9 @@ class _ValueSources:
             node = self._compose(name, text, problems)
             if node is not None:
                 self.sets.append((name, node))
+        if inline is not None and inline.node is not None:
+            self.sets.append((inline.file, inline.node))  # composed already, its marks in the GitOps file
+        self.approximate = frozenset([inline.approximate] if inline is not None and inline.approximate else [])
 
     def _compose(self, name: str, text: str, problems: list[RenderProblem]) -> Node | None:
         node, _, problem = _yaml(text, name)
@@ -882,5 +902,6 @@ def _objects(manifests: dict[str, Any], layout: _Layout, templates: _Templates, 
                                                        _ScopedValues(sources, item.scope), memo)
             except Exception:  # a template the mapping cannot read must not cost the render: findings go on its file
                 anchor, positions = (template.file, 1, 1), {}
-            objects.append(RenderedObject(piece, positions, anchor))
+            objects.append(RenderedObject(piece, positions, anchor,
+                                          frozenset(p for p, at in positions.items() if at in sources.approximate)))
     return objects

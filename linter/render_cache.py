@@ -7,7 +7,7 @@ from: the digest of every input file (or that it was absent), and for a chart th
 its folder (a new template is an input no render has read yet). A lookup hashes those files
 again: one changed byte, a file appearing or going, or another renderer makes it a miss, so
 an entry is never stale. What renders a unit is part of the key: the job (folder, values
-files, namespace, release name), the tool (its path, size and time), fieldwarden's version and
+files, namespace, release name, inline values), the tool (its path, size and time), fieldwarden's version and
 the renderer's modules (for Helm, helm.SOURCES: the engine's driver and the line mapping).
 """
 
@@ -23,7 +23,7 @@ from .cache import CACHE_DIR, digest, read_authentic, write_authentic
 from .rendered import Render, RenderedObject, RenderProblem
 from .units import RenderJob
 
-FORMAT = 1
+FORMAT = 2
 _PURPOSE = b"render-cache"
 
 
@@ -106,12 +106,14 @@ def save(root: Path, job: RenderJob, tool: str, watched: Sequence[str], render: 
 
 
 def _signature(job: RenderJob, tool: str) -> list[Any]:
-    return [FORMAT, __version__, marshal.version, list(job[:2]), list(job.values), job.namespace, job.release, tool]
+    return [FORMAT, __version__, marshal.version, list(job[:2]), list(job.values), job.namespace, job.release,
+            repr(job.inline), tool]
 
 
 def _encode(render: Render) -> list[Any]:
     objects = [
-        [obj.text, [[list(path), *place] for path, place in obj.positions.items()], list(obj.anchor)]
+        [obj.text, [[list(path), *place] for path, place in obj.positions.items()], list(obj.anchor),
+         [list(path) for path in sorted(obj.approximate, key=repr)]]
         for obj in render.objects
     ]
     return [objects, list(render.inputs), [list(problem) for problem in render.problems]]
@@ -123,7 +125,8 @@ def _decode(raw: Any) -> Render:
         raise ValueError("malformed render")
     objects = []
     for item in raw[0]:
-        if type(item) is not list or len(item) != 3 or type(item[0]) is not str or type(item[1]) is not list:
+        if type(item) is not list or len(item) != 4 or type(item[0]) is not str or type(item[1]) is not list \
+                or type(item[3]) is not list:
             raise ValueError("malformed rendered object")
         positions = {}
         for entry in item[1]:
@@ -132,7 +135,12 @@ def _decode(raw: Any) -> Render:
             if not all(type(part) in (str, int) for part in entry[0]):
                 raise ValueError("malformed field path")
             positions[tuple(entry[0])] = _place(entry[1:])
-        objects.append(RenderedObject(item[0], positions, _place(item[2])))
+        approximate = []
+        for path in item[3]:
+            if type(path) is not list or not all(type(part) in (str, int) for part in path):
+                raise ValueError("malformed field path")
+            approximate.append(tuple(path))
+        objects.append(RenderedObject(item[0], positions, _place(item[2]), frozenset(approximate)))
     inputs = raw[1]
     if not all(type(path) is str for path in inputs):
         raise ValueError("malformed inputs")

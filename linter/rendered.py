@@ -4,7 +4,9 @@ A rendered object is linted like any other, but a finding on it is reported wher
 edits: `positions` maps field paths of the rendered object to the place in a project file
 that sets them (a resource, a patch, a template line); a path that is not in the table is
 reported at its nearest enclosing path that is, and failing that at `anchor`, the object's
-own start in its source, and the finding then says the place is approximate.
+own start in its source, and the finding then says the place is approximate; so does one on a
+path of `approximate` (placed on a line that holds it, not on its own: an inline values text
+whose lines cannot be told apart, say).
 
 Everything here is plain data (strings, ints, tuples, dicts): renders are cached by the
 content of their inputs and must survive the trip through the cache unchanged.
@@ -24,6 +26,7 @@ class RenderedObject(NamedTuple):
     text: str  # the object as one YAML document, with the renderer's own bookkeeping removed
     positions: dict[FieldPath, Place]  # rendered field path -> where the user sets it
     anchor: Place  # where the object starts in its source (the fallback for unmapped paths)
+    approximate: frozenset[FieldPath] = frozenset()  # paths of `positions` placed near, not on, their line
 
 
 class RenderProblem(NamedTuple):
@@ -48,5 +51,5 @@ def locate(obj: RenderedObject, path: FieldPath) -> tuple[Place, bool]:
     for length in range(len(path), -1, -1):
         place = obj.positions.get(path[:length])
         if place is not None:
-            return place, length == len(path)
+            return place, length == len(path) and path not in obj.approximate
     return obj.anchor, False

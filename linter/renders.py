@@ -164,7 +164,7 @@ def _cached(root: Path, job: RenderJob, tool: str, watched: list[str]) -> Render
 def _known_inputs(job: RenderJob, layout: Layout, watched: list[str]) -> list[str]:
     if job.tool == KUSTOMIZE:
         return sorted(layout.consumed_by.get(job.folder, ()))
-    return [*watched, *job.values]
+    return [*watched, *job.values, *([job.inline[0]] if job.inline else [])]
 
 
 def _watched(root: Path, job: RenderJob) -> list[str]:
@@ -187,8 +187,8 @@ def _render_batch(root: Path, jobs: list[RenderJob], layout: Layout, default_nam
             return [render_kustomization(root, _theirs(job.folder), layout=layout.kustomize, slot=slots)]
         from .helm import RELEASE, ValueSet, render_chart_sets  # type: ignore[import-not-found, unused-ignore]
 
-        sets = [ValueSet(tuple(each.values), each.namespace or default_namespace(each.folder), each.release or RELEASE)
-                for each in jobs]
+        sets = [ValueSet(tuple(each.values), each.namespace or default_namespace(each.folder), each.release or RELEASE,
+                         each.inline) for each in jobs]
         made: list[Render] = render_chart_sets(root, _theirs(job.folder), sets, slot=slots)
         return made
     except (OSError, ValueError, RuntimeError) as exc:  # renderers report problems; this is the last line

@@ -94,7 +94,7 @@ class UnitRun:
 
     def _may_read(self, job: RenderJob, folders: set[str]) -> bool:
         if job.tool == HELM:
-            return job.folder in folders or any(path in self.wanted for path in job.values)
+            return job.folder in folders or any(path in self.wanted for path in _values_files(job))
         consumed = self.layout.consumed_by.get(job.folder, frozenset()) if self.layout is not None else frozenset()
         return not self.wanted.isdisjoint(consumed)
 
@@ -132,7 +132,7 @@ class UnitRun:
     def _reads(self, job: RenderJob) -> list[str]:
         """What a render of the job would read, as far as it is known without it."""
         if job.tool == HELM:
-            return sorted(key for key in self.wanted if is_below(key, job.folder) or key in job.values)
+            return sorted(key for key in self.wanted if is_below(key, job.folder) or key in _values_files(job))
         return sorted(self.layout.consumed_by.get(job.folder, ())) if self.layout is not None else []
 
     def inputs_of(self, unit: Unit) -> list[str]:
@@ -219,6 +219,11 @@ class UnitRun:
                         suppressed=annotated(record.ignore if record else False, finding.code),
                     ))
         return found
+
+
+def _values_files(job: RenderJob) -> tuple[str, ...]:
+    """The files a Helm job's values come from: its values files, and the GitOps file of its inline values."""
+    return (*job.values, job.inline[0]) if job.inline else job.values
 
 
 def _present(data: Any, path: tuple[str | int, ...]) -> tuple[str | int, ...]:

@@ -25,6 +25,11 @@ from __future__ import annotations
 from fnmatch import fnmatchcase
 from typing import Iterable, Mapping, NamedTuple, Sequence
 
+# Values written inline in a GitOps object (a HelmRelease's `spec.values`, an Application's
+# `helm.valuesObject` or `helm.values`): (project-relative file, document index, key path in
+# that document). Layered over the values files; see inline_values.py.
+InlineValues = tuple[str, int, tuple["str | int", ...]]
+
 KUSTOMIZE = "kustomize"
 HELM = "helm"
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -39,6 +44,7 @@ class RenderJob(NamedTuple):
     values: tuple[str, ...] = ()  # Helm: project-relative values files, in order (the chart's values.yaml is implied)
     namespace: str = ""  # Helm: the release namespace ("" = the default namespace)
     release: str = ""  # Helm: the release name ("" = Helm's default, `release-name`)
+    inline: InlineValues | None = None  # Helm: values written in a GitOps object, applied last
 
 
 class Unit(NamedTuple):
@@ -61,6 +67,7 @@ class Declaration(NamedTuple):
     values: tuple[str, ...] = ()  # Helm values files, project-relative, when the folder is a chart
     by: str = ""  # who says so, for the unit's name
     release: str = ""  # the Helm release name it renders a chart with ("" = Helm's default)
+    inline: InlineValues | None = None  # values the GitOps object writes inline, when the folder is a chart
 
 
 class Plan(NamedTuple):
@@ -227,11 +234,12 @@ def plan(
     units: list[Unit] = []
     claimed_files: set[str] = set()
     claimed_roots: set[str] = set()
-    seen: set[tuple[str, bool, str, bool, tuple[str, ...], str]] = set()
+    seen: set[tuple[str, bool, str, bool, tuple[str, ...], str, InlineValues | None]] = set()
     for declaration in sorted(declarations):
         # the same folder named twice is one unit; a chart rendered under two release names is two
         identity = (declaration.folder, declaration.recursive, declaration.namespace, declaration.force_namespace,
-                    declaration.values, declaration.release if declaration.folder in charts else "")
+                    declaration.values, declaration.release if declaration.folder in charts else "",
+                    declaration.inline if declaration.folder in charts else None)
         if identity in seen:
             continue
         seen.add(identity)
@@ -269,7 +277,7 @@ def _declared_unit(
     if folder in roots:
         return Unit(name, (), (RenderJob(KUSTOMIZE, folder),), namespace, force)
     if folder in charts:
-        return Unit(name, (), (RenderJob(HELM, folder, declaration.values, namespace, declaration.release),), namespace, force)
+        return Unit(name, (), (RenderJob(HELM, folder, declaration.values, namespace, declaration.release, declaration.inline),), namespace, force)
     if declaration.recursive:
         members = tuple(f for f in plain if is_below(f, folder))
         renders = [RenderJob(KUSTOMIZE, root) for root in sorted(roots) if root == folder or is_below(root, folder)]
