@@ -13,7 +13,8 @@ scale subresource is never intercepted.
 
 Resources: the VerticalPodAutoscaler CRD (tests/e2e/crds/vertical-pod-autoscaler.yaml, a faithful
 subset of the VPA's own) is installed after fieldwarden started, for this module, and removed at
-its end; fieldwarden finds it on its next look for the absent CRD (every 30 s). A VPA's
+its end; every webhook worker lists the VPAs within seconds of the CRD being Established (it
+watches that CRD; the 30 s look for an absent one is only its fallback). A VPA's
 controlled requests and limits keep their live values on re-apply, the others come from the
 manifest (updateMode Auto and Initial, controlledResources, controlledValues RequestsOnly,
 containerPolicies mode Off and `*`), a VPA switched to Off stops protecting, and a kept request is
@@ -44,7 +45,7 @@ IMAGE = "registry.example/web:1.0"
 NEW_IMAGE = "registry.example/web:2.0"
 FW403 = "Warning: [FW403 autoscaler-owned-field-reset] "
 HONOUR_TIMEOUT = 10.0  # an autoscaler created or changed while the webhook runs: its watch brings it at once
-CRD_RETRY = 30.0  # how often fieldwarden looks again for an absent VPA CRD (webhook/inventory/cluster.py)
+CRD_WATCHED = 10.0  # seconds from the VPA CRD Established to VPAs listed: the CRD is watched (30 s: the poll)
 VPA_CRD = Path(__file__).parent / "crds" / "vertical-pod-autoscaler.yaml"
 Obj = dict[str, Any]
 
@@ -241,14 +242,24 @@ def test_an_hpa_created_later_is_honoured_promptly_and_one_deleted_is_forgotten(
 
 @pytest.fixture(scope="module", autouse=True)
 def vpa_crd(fieldwarden: Installation, kubectl: Kubectl) -> Iterator[Obj]:
-    """The VPA CRD, installed once fieldwarden runs (at the module's start: fieldwarden looks for it
-    again every 30 s, and the replica tests run meanwhile), deleted at the module's end."""
-    assert fieldwarden.webhook is not None and fieldwarden.webhook.process is not None
+    """The VPA CRD, installed once fieldwarden runs (at the module's start), deleted at its end; it
+    is watched, so every worker of the webhook lists the VPAs within CRD_WATCHED seconds."""
+    webhook = fieldwarden.webhook
+    assert webhook is not None and webhook.process is not None
+    workers = next(int(a.split("=", 1)[1]) for a in webhook.argv if a.startswith("--workers="))
     crd: Obj = yaml.safe_load(VPA_CRD.read_text())
-    log_mark = len(fieldwarden.webhook.process.output())
+    log_mark = len(webhook.process.output())
     created = kubectl("create", "-f", "-", stdin=crd, check=False)
     assert created.code == 0, f"the VPA CRD must be absent when this module starts (it arrives late here):\n{created}"
     kubectl("wait", "--for=condition=Established", f"crd/{crd['metadata']['name']}", "--timeout=20s")
+
+    def woken() -> bool:  # each worker's CRD watch saw it Established and had the VPAs listed
+        later = webhook.process.output()[log_mark:] if webhook.process else ""
+        return (len(re.findall(r"inventory: the VPA CRD is established", later)) >= workers
+                and len(re.findall(r"inventory: vpa: listed \d+", later)) >= workers)
+
+    wait_for(woken, f"each of the webhook's {workers} workers to list VPAs once the CRD was established",
+             CRD_WATCHED, interval=0.1)
     yield {"crd": crd, "log_mark": log_mark}
     kubectl("delete", "crd", crd["metadata"]["name"], "--ignore-not-found", "--wait=false")
 
@@ -265,7 +276,7 @@ def vpas_listed(vpa_crd: Obj, fieldwarden: Installation) -> None:
         return len(re.findall(r"inventory: vpa: listed \d+", later)) >= workers
 
     wait_for(listed, f"each of the webhook's {workers} workers to list VPAs after the CRD was installed",
-             CRD_RETRY + 15, interval=0.2)
+             CRD_WATCHED, interval=0.2)
 
 
 def api_deployment(app: Obj, log: Obj) -> Obj:

@@ -131,6 +131,7 @@ class Request:
 
 HPA = "horizontalpodautoscalers.autoscaling"
 VPA = "verticalpodautoscalers.autoscaling.k8s.io"
+CRD_RESOURCE = "customresourcedefinitions.apiextensions.k8s.io"
 LEASES = "leases.coordination.k8s.io"
 LEASE = "fieldwarden-controller"  # the chart's --lease-name for the release `fieldwarden`
 
@@ -140,6 +141,8 @@ CALLS: dict[str, dict[str, tuple[Request, ...]]] = {
     "serve": {  # inventory/cluster.py: the autoscaler inventory
         "list_horizontal_pod_autoscaler_for_all_namespaces": (Request("list", HPA), Request("watch", HPA)),
         "list_cluster_custom_object": (Request("list", VPA), Request("watch", VPA)),  # its only custom objects
+        "list_custom_resource_definition": (Request("list", CRD_RESOURCE, name=VPA),
+                                            Request("watch", CRD_RESOURCE, name=VPA)),  # the VPA CRD alone
     },
     "controller": {
         "list_pod_for_all_namespaces": (Request("list", "pods"), Request("watch", "pods")),  # gate/controller.py
@@ -160,7 +163,9 @@ CALLS: dict[str, dict[str, tuple[Request, ...]]] = {
 NEVER: dict[str, tuple[Request, ...]] = {
     "serve": (Request("get", HPA), Request("update", HPA), Request("list", "pods"), Request("list", "secrets"),
               Request("list", "scaledobjects.keda.sh"),  # KEDA makes an HPA of each: the HPAs cover them
-              Request("patch", "deployments.apps"), Request("create", LEASES, where=RELEASE_NAMESPACE)),
+              Request("patch", "deployments.apps"), Request("create", LEASES, where=RELEASE_NAMESPACE),
+              Request("list", CRD_RESOURCE), Request("get", CRD_RESOURCE, name=VPA),
+              Request("watch", CRD_RESOURCE, name=HPA)),
     "controller": (Request("get", "pods"), Request("patch", "pods"), Request("update", "pods", "status"),
                    Request("delete", "pods"), Request("create", "events"), Request("create", LEASES),
                    Request("list", LEASES, where=RELEASE_NAMESPACE), Request("delete", LEASES, name=LEASE,

@@ -232,7 +232,9 @@ def test_rbac_grants_exactly_what_the_processes_call(name: str) -> None:
         ("ClusterRole", "fieldwarden-webhook"): {
             ("autoscaling", "horizontalpodautoscalers", "list", ()), ("autoscaling", "horizontalpodautoscalers", "watch", ()),
             ("autoscaling.k8s.io", "verticalpodautoscalers", "list", ()),
-            ("autoscaling.k8s.io", "verticalpodautoscalers", "watch", ())},
+            ("autoscaling.k8s.io", "verticalpodautoscalers", "watch", ()),
+            ("apiextensions.k8s.io", "customresourcedefinitions", "list", ("verticalpodautoscalers.autoscaling.k8s.io",)),
+            ("apiextensions.k8s.io", "customresourcedefinitions", "watch", ("verticalpodautoscalers.autoscaling.k8s.io",))},
     }
     if gate:
         lease = ("fieldwarden-controller",)

@@ -4,9 +4,13 @@ Two daemon threads, one per collection, each run a `Reflector` (webhook/kube/ref
 client-go's list + watch loop with the official `kubernetes` client: resume from the
 last resourceVersion, relist on 410 Gone, reconnect with backoff). Every list replaces
 what is known of its collection, every event is applied to the AutoscalerIndex as it
-arrives. VerticalPodAutoscalers are a CRD that may be absent: a 404 means "no VPAs",
-and the list is retried every `crd_retry` seconds so that a CRD installed later is
-picked up (and one deleted later empties the VPA side).
+arrives. VerticalPodAutoscalers are a CRD that may be absent: a 404 means "no VPAs".
+A third reflector watches that one CRD (`verticalpodautoscalers.autoscaling.k8s.io`, by
+name: the chart's RBAC allows no other), and the VPAs are listed as soon as it is
+Established; without that permission (or before the watch is up) the VPA list is retried
+every `crd_retry` seconds, so a CRD installed later is picked up either way. One deleted
+later empties the VPA side (its watch answers 404). The CRD watch counts for neither
+`ready()` nor `stale()`: it only makes the VPAs come sooner.
 
 `ready()` turns true once HPAs were listed and VPAs were listed or found absent, and
 stays true. `stale()` is true while either collection has had no successful list or
@@ -45,6 +49,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 __all__ = ["Backoff", "ClusterInventory", "from_environment"]
+
+VPA_CRD = "verticalpodautoscalers.autoscaling.k8s.io"
 
 
 class _SynchronizedIndex(AutoscalerIndex):
@@ -108,9 +114,13 @@ class ClusterInventory:
         self.request_timeout = request_timeout
         autoscaling = client.AutoscalingV2Api(api_client)
         custom = client.CustomObjectsApi(api_client)
+        extensions = client.ApiextensionsV1Api(api_client)
 
         def list_vpas(**kwargs: Any) -> Any:
             return custom.list_cluster_custom_object("autoscaling.k8s.io", "v1", "verticalpodautoscalers", **kwargs)
+
+        def list_vpa_crd(**kwargs: Any) -> Any:
+            return extensions.list_custom_resource_definition(field_selector=f"metadata.name={VPA_CRD}", **kwargs)
 
         self._lock = threading.RLock()
         self._listeners: list[Callable[[], None]] = []
@@ -118,6 +128,7 @@ class ClusterInventory:
         self._threads: list[threading.Thread] = []
         self._stores: dict[str, dict[tuple[str, str], dict[str, Any]]] = {"hpa": {}, "vpa": {}}
         self._index = _SynchronizedIndex((), default_namespace)
+        self._vpa_crd_established = threading.Event()  # wakes the VPA reflector waiting for its CRD
         kinds = {"hpa": ("autoscaling/v2", "HorizontalPodAutoscaler"), "vpa": ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler")}
         calls = {"hpa": autoscaling.list_horizontal_pod_autoscaler_for_all_namespaces, "vpa": list_vpas}
         self._reflectors = {
@@ -133,9 +144,23 @@ class ClusterInventory:
                 absent_retry=crd_retry,
                 request_timeout=request_timeout,
                 on_change=self._changed,
+                wake=self._vpa_crd_established if name == "vpa" else None,
             )
             for name in ("hpa", "vpa")
         }
+        self._crd_watch = Reflector(
+            "inventory: vpa crd",
+            list_vpa_crd,
+            on_replace=lambda items, version: self._crd_seen(items),
+            on_event=lambda kind, obj: self._crd_seen([obj] if kind != "DELETED" else []),
+            stopping=self._stopping,
+            optional=True,
+            backoff=Backoff(backoff.initial, max(backoff.cap, crd_retry), backoff.factor, backoff.jitter),
+            watch_timeout=self.watch_timeout,
+            absent_retry=crd_retry,
+            request_timeout=request_timeout,
+            failure_log_level=logging.DEBUG,  # a role without the permission: the VPA list's retries cover it
+        )
         self._kinds = kinds
 
     # -- the Inventory protocol ------------------------------------------------------
@@ -174,7 +199,7 @@ class ClusterInventory:
         with self._lock:
             if self._threads or self._stopping.is_set():
                 return
-            for name, reflector in self._reflectors.items():
+            for name, reflector in (*self._reflectors.items(), ("vpa-crd", self._crd_watch)):
                 thread = threading.Thread(target=reflector.run, name=f"fieldwarden-inventory-{name}", daemon=True)
                 self._threads.append(thread)
                 thread.start()
@@ -183,7 +208,8 @@ class ClusterInventory:
         with self._lock:
             self._stopping.set()
             threads = list(self._threads)
-        for reflector in self._reflectors.values():
+        self._vpa_crd_established.set()  # ends the VPA reflector's wait for its CRD
+        for reflector in (*self._reflectors.values(), self._crd_watch):
             reflector.cut()
         deadline = time.monotonic() + timeout
         for thread in threads:
@@ -199,6 +225,15 @@ class ClusterInventory:
                 listener()
             except Exception:  # a listener's bug must not stop the collection's thread
                 log.exception("inventory: a change listener failed")
+
+    def _crd_seen(self, crds: list[dict[str, Any]]) -> None:
+        """The VPA CRD as listed or watched: once Established, the VPAs can be listed now."""
+        for crd in crds:
+            conditions = (crd.get("status") or {}).get("conditions") or ()
+            if any(isinstance(c, dict) and c.get("type") == "Established" and c.get("status") == "True"
+                   for c in conditions) and self._reflectors["vpa"].present is not True:
+                log.info("inventory: the VPA CRD is established; listing VPAs")
+                self._vpa_crd_established.set()
 
     def _age(self) -> float | None:
         seen = [r.last_activity for r in self._reflectors.values()]

@@ -25,7 +25,8 @@ A `Reflector` runs in a thread of its owner and calls back with what it learns:
   `refused_probe` seconds: a refused connect costs nobody anything), so a server that
   comes back is asked at once without asking a down one more often;
 - an `optional` collection (a CRD that may be absent) answering 404 is empty
-  (`on_replace([], None)`), and is asked again every `absent_retry` seconds;
+  (`on_replace([], None)`), and is asked again every `absent_retry` seconds, or as soon as
+  the `wake` event is set (the owner sets it when it sees the CRD arrive);
 - `on_change()` is called after every step that may change what the owner reports about
   the collection (`synced`, `relist_pending`, `last_activity`): a list, a 410, a watch
   opened or ended, a failed attempt. (Not per event: `on_event` says those.)
@@ -89,6 +90,8 @@ class Reflector:
         on_restart: Callable[[str], None] | None = None,
         refused_probe: float = 0.25,
         on_change: Callable[[], None] | None = None,
+        wake: threading.Event | None = None,
+        failure_log_level: int = logging.WARNING,
     ) -> None:
         self.name = name
         self.list_call = list_call
@@ -103,6 +106,8 @@ class Reflector:
         self.on_restart = on_restart or (lambda reason: None)
         self.refused_probe = refused_probe
         self.on_change = on_change or (lambda: None)
+        self.wake = wake
+        self.failure_log_level = failure_log_level
         self.resource_version: str | None = None
         self.synced = False  # listed (or found absent) at least once
         self.present: bool | None = None  # for an optional collection: None until first asked
@@ -121,7 +126,7 @@ class Reflector:
             try:
                 if self.resource_version is None:
                     if not self._relist():
-                        self.stopping.wait(self.absent_retry)
+                        self._wait_absent()
                         continue
                 self._watch(stream)
                 self.on_restart("timeout")
@@ -155,6 +160,15 @@ class Reflector:
                     break
                 self.on_restart("error")
                 self._fail(f"{type(error).__name__}: {error}", refused=_refused_address(error), unanswered=True)
+
+    def _wait_absent(self) -> None:
+        """Until the next look at an absent collection: `absent_retry` seconds, or until woken (or stopped:
+        the owner sets `wake` when it stops)."""
+        if self.wake is None:
+            self.stopping.wait(self.absent_retry)
+            return
+        self.wake.wait(self.absent_retry)
+        self.wake.clear()
 
     def cut(self) -> None:
         """Shut the socket under an open watch, so that its blocked read returns now."""
@@ -190,8 +204,8 @@ class Reflector:
         self.unanswered = unanswered
         self.failures += 1
         delay = self.backoff.delay(self.failures, self._rng)
-        log.warning("%s: %s (failure %d; retrying within %.1fs%s)", self.name, what, self.failures, delay,
-                    ", sooner once it listens again" if refused else "")
+        log.log(self.failure_log_level, "%s: %s (failure %d; retrying within %.1fs%s)", self.name, what,
+                self.failures, delay, ", sooner once it listens again" if refused else "")
         self._changed()
         if refused is None:
             self.stopping.wait(delay)

@@ -245,7 +245,7 @@ def test_stop_ends_the_threads_promptly() -> None:
         inventory.start()  # idempotent
         eventually(inventory.ready, "first sync")
         eventually(lambda: len(api.watch_versions(HPA)) == 1 and len(api.watch_versions(VPA)) == 1, "watches open")
-        assert len(inventory_threads()) == 2
+        assert len(inventory_threads()) == 3  # HPAs, VPAs, the VPA CRD
         inventory.stop(timeout=10)
         assert inventory_threads() == []
         inventory.stop()
