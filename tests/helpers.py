@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -54,3 +55,69 @@ def write(folder: Path, name: str, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def git_repo(root: Path, files: dict[str, str] | None = None) -> Path:
+    """A new git repository at `root` (as pre-commit and CI see one) holding `files` (name: text), uncommitted."""
+    subprocess.run(["git", "init", "-q", str(root)], check=True, capture_output=True)
+    for name, text in (files or {}).items():
+        write(root, name, text)
+    return root
+
+
+# A Deployment `web` with a selector and a pod template, nothing more (no replicas, no strategy):
+# line 5 is `spec:` (where FW201 points), line 6 `selector:`. Tests that assert lines count on this.
+WEB_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers: [{name: web, image: nginx}]
+"""
+
+
+def web_deployment(*, replicas: int | None = None, image: str = "nginx") -> str:
+    """WEB_DEPLOYMENT running `image`; with `replicas`, that is line 6 (FW301's place) and the rest one line down."""
+    text = WEB_DEPLOYMENT.replace("image: nginx", f"image: {image}")
+    return text if replicas is None else text.replace("spec:\n", f"spec:\n  replicas: {replicas}\n", 1)
+
+
+def scaled_deployment(name: str, replicas: int = 2) -> str:
+    """A Deployment `name` with replicas (line 6, FW301's place under an HPA) and a strategy type (no FW201)."""
+    return f"""\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+spec:
+  replicas: {replicas}
+  strategy: {{type: RollingUpdate}}
+  selector:
+    matchLabels: {{app: {name}}}
+  template:
+    metadata:
+      labels: {{app: {name}}}
+    spec:
+      containers: [{{name: app, image: nginx}}]
+"""
+
+
+def hpa_for(name: str, min_replicas: int = 2) -> str:
+    """An HPA `name` scaling the apps/v1 Deployment `name` (line 6 is its scaleTargetRef)."""
+    return f"""\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: {name}
+spec:
+  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: {name}}}
+  minReplicas: {min_replicas}
+  maxReplicas: 5
+"""

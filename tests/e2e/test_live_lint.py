@@ -30,7 +30,7 @@ from tests.e2e.install import Installation
 from tests.e2e.kubectl import Kubectl
 from tests.e2e.processes import wait_for
 from tests.helm.chart import render
-from tests.helpers import Run, lint, write
+from tests.helpers import Run, lint, web_deployment, write
 
 Obj = dict[str, Any]
 RECREATE_MESSAGE = "Forbidden: may not be specified when strategy `type` is 'Recreate'"
@@ -454,23 +454,8 @@ def test_an_unreachable_api_server_is_a_message_and_exit_2(cluster: Cluster, fol
 
 # --- apply units: what is applied is the render -----------------------------------------------------
 
-BASE_DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: 2
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-        - name: web
-          image: registry.example/web:1.0
-"""
+# the overlays' base: `web` with no namespace (the overlay or the release gives it one) and no strategy
+BASE_DEPLOYMENT = web_deployment(replicas=2, image="registry.example/web:1.0")
 RECREATE_PATCH = """\
 apiVersion: apps/v1
 kind: Deployment

@@ -8,7 +8,7 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 from fieldwarden.cli import main
-from tests.helpers import lint, write
+from tests.helpers import hpa_for, lint, scaled_deployment, write
 
 # FW201 (strategy type missing, info by default) on line 5 (`spec:`); nothing else.
 NO_STRATEGY = """\
@@ -25,35 +25,7 @@ spec:
     spec:
       containers: [{{name: app, image: nginx}}]
 """
-
-# FW301 on `replicas` (line 6) when an HPA scales it.
-SCALED = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {name}
-spec:
-  replicas: 3
-  strategy: {{type: RollingUpdate}}
-  selector:
-    matchLabels: {{app: {name}}}
-  template:
-    metadata:
-      labels: {{app: {name}}}
-    spec:
-      containers: [{{name: app, image: nginx}}]
-"""
-
-HPA = """\
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata:
-  name: {name}
-spec:
-  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: {name}}}
-  minReplicas: 1
-  maxReplicas: 5
-"""
+# scaled_deployment(name) (tests.helpers): FW301 on `replicas` (line 6) when an HPA, hpa_for(name), scales it.
 
 
 def severities(run_findings: list[dict[str, object]]) -> dict[tuple[str, str], str]:
@@ -105,15 +77,15 @@ def test_pyproject_in_a_subfolder_counts(tmp_path: Path) -> None:
 def test_extend_inherits_and_overrides(tmp_path: Path) -> None:
     write(tmp_path, "base/common.yaml", "select: [FW2, FW3]\nrules:\n  FW201: {severity: error}\n  FW301: {severity: info}\n")
     write(tmp_path, "app/.fieldwarden.yaml", "extend: ../base/common.yaml\nrules:\n  FW301: {severity: warning}\n")
-    write(tmp_path, "app/deploy.yaml", SCALED.format(name="web") + "---\n" + NO_STRATEGY.format(name="api"))
-    write(tmp_path, "app/hpa.yaml", HPA.format(name="web"))
+    write(tmp_path, "app/deploy.yaml", scaled_deployment("web") + "---\n" + NO_STRATEGY.format(name="api"))
+    write(tmp_path, "app/hpa.yaml", hpa_for("web"))
     run = lint(["app/deploy.yaml"], cwd=tmp_path)
     # FW201 inherited (error); FW301 overridden (warning); FW1 not selected by the base
     assert run.hits() == [("deploy.yaml", 6, 3, "FW301"), ("deploy.yaml", 20, 1, "FW201")]
     assert severities(run.findings) == {("app/deploy.yaml", "FW301"): "warning", ("app/deploy.yaml", "FW201"): "error"}
     # a chain of three; the nearest wins key by key
     write(tmp_path, "app/strict/.fieldwarden.yaml", "extend: ../.fieldwarden.yaml\nselect: [FW201]\n")
-    write(tmp_path, "app/strict/x.yaml", SCALED.format(name="web") + "---\n" + NO_STRATEGY.format(name="api"))
+    write(tmp_path, "app/strict/x.yaml", scaled_deployment("web") + "---\n" + NO_STRATEGY.format(name="api"))
     strict = lint(["app/strict/x.yaml", "--no-context"], cwd=tmp_path)
     assert strict.hits() == [("x.yaml", 20, 1, "FW201")]
     assert severities(strict.findings) == {("app/strict/x.yaml", "FW201"): "error"}
@@ -193,10 +165,10 @@ def test_set_rule_across_configurations_is_judged_where_it_is_reported(tmp_path:
     # (the whole project is one apply unit: `units: [.]`)
     write(tmp_path, ".fieldwarden.yaml", "units: [.]\nrules:\n  FW301: {severity: warning}\n")
     write(tmp_path, "hpa/.fieldwarden.yaml", "ignore: [FW301]\n")  # not the HPA's file that decides
-    write(tmp_path, "hpa/hpas.yaml", HPA.format(name="web") + "---\n" + HPA.format(name="api"))
-    write(tmp_path, "web/deploy.yaml", SCALED.format(name="web"))
+    write(tmp_path, "hpa/hpas.yaml", hpa_for("web") + "---\n" + hpa_for("api"))
+    write(tmp_path, "web/deploy.yaml", scaled_deployment("web"))
     write(tmp_path, "api/.fieldwarden.yaml", "ignore: [FW301]\n")
-    write(tmp_path, "api/deploy.yaml", SCALED.format(name="api"))
+    write(tmp_path, "api/deploy.yaml", scaled_deployment("api"))
     run = lint(["web/deploy.yaml", "api/deploy.yaml"], cwd=tmp_path)
     assert run.hits("FW3") == [("deploy.yaml", 6, 3, "FW301")]
     assert severities(run.findings) == {("web/deploy.yaml", "FW301"): "warning"}
@@ -208,10 +180,10 @@ def test_set_rule_across_configurations_is_judged_where_it_is_reported(tmp_path:
 
 def test_context_false_in_a_nested_configuration(tmp_path: Path) -> None:
     write(tmp_path, ".fieldwarden.yaml", "context: true\nunits: [.]\n")  # the project: tmp_path, one unit
-    write(tmp_path, "hpa.yaml", HPA.format(name="web"))
+    write(tmp_path, "hpa.yaml", hpa_for("web"))
     write(tmp_path, "sub/.fieldwarden.yaml", "context: false\n")
-    write(tmp_path, "sub/deploy.yaml", SCALED.format(name="web"))
-    write(tmp_path, "deploy.yaml", SCALED.format(name="web2") + "---\n" + HPA.format(name="web2"))
+    write(tmp_path, "sub/deploy.yaml", scaled_deployment("web"))
+    write(tmp_path, "deploy.yaml", scaled_deployment("web2") + "---\n" + hpa_for("web2"))
     assert lint(["sub/deploy.yaml"], cwd=tmp_path).hits("FW301") == []
     assert lint(["deploy.yaml", "sub/deploy.yaml"], cwd=tmp_path).hits("FW301") == [("deploy.yaml", 6, 3, "FW301")]
     write(tmp_path, "sub/.fieldwarden.yaml", "context: true\n")
@@ -222,9 +194,9 @@ def test_a_nested_configuration_does_not_narrow_the_project(tmp_path: Path) -> N
     # run from sub/, which has its own configuration: the root configuration's folder is
     # still the project, so the HPA beside it is context (the project being one unit)
     write(tmp_path, ".fieldwarden.yaml", "select: [FW]\nunits: [.]\n")
-    write(tmp_path, "hpa.yaml", HPA.format(name="web"))
+    write(tmp_path, "hpa.yaml", hpa_for("web"))
     write(tmp_path, "sub/.fieldwarden.yaml", "ignore: [FW2]\n")
-    write(tmp_path, "sub/deploy.yaml", SCALED.format(name="web"))
+    write(tmp_path, "sub/deploy.yaml", scaled_deployment("web"))
     assert lint(["deploy.yaml"], cwd=tmp_path / "sub").hits() == [("deploy.yaml", 6, 3, "FW301")]
     code, out = show(["--show-settings", "deploy.yaml"], tmp_path / "sub")
     assert code == 0 and f"project root: {tmp_path.resolve()}\n" in out
@@ -233,9 +205,9 @@ def test_a_nested_configuration_does_not_narrow_the_project(tmp_path: Path) -> N
 def test_nested_default_namespace_and_the_context_cache(tmp_path: Path) -> None:
     # context large enough to go through the cache; the Deployment lands in sub/'s namespace
     write(tmp_path, ".fieldwarden.yaml", "select: [FW303]\nunits: [.]\n")
-    write(tmp_path, "hpa.yaml", HPA.format(name="web").replace("name: web\n", "name: web\n  namespace: team\n", 1))
+    write(tmp_path, "hpa.yaml", hpa_for("web").replace("name: web\n", "name: web\n  namespace: team\n", 1))
     write(tmp_path, "sub/.fieldwarden.yaml", "extend: ../.fieldwarden.yaml\ndefault-namespace: team\n")
-    write(tmp_path, "sub/deploy.yaml", SCALED.format(name="web"))
+    write(tmp_path, "sub/deploy.yaml", scaled_deployment("web"))
     for index in range(12):
         write(tmp_path, f"pad/p{index}.yaml", "# padding\n" * 200 + NO_STRATEGY.format(name=f"p{index}"))
     for attempt in range(2):  # cold, then warm from .fieldwarden_cache
@@ -298,10 +270,10 @@ def test_in_a_git_repository_as_pre_commit_runs_it(tmp_path: Path) -> None:
 
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     write(tmp_path, "team-a/.fieldwarden.yaml", "ignore: [FW201]\nrules:\n  FW301: {severity: info}\nfail-on: error\n")
-    write(tmp_path, "team-a/deploy.yaml", SCALED.format(name="web") + "---\n" + NO_STRATEGY.format(name="api"))
+    write(tmp_path, "team-a/deploy.yaml", scaled_deployment("web") + "---\n" + NO_STRATEGY.format(name="api"))
     write(tmp_path, "team-b/.fieldwarden.yaml", "rules:\n  FW201: {severity: warning}\n")
     write(tmp_path, "team-b/deploy.yaml", NO_STRATEGY.format(name="b"))
-    write(tmp_path, "team-a/hpa.yaml", HPA.format(name="web"))  # context, in the Deployment's apply unit
+    write(tmp_path, "team-a/hpa.yaml", hpa_for("web"))  # context, in the Deployment's apply unit
     run = lint(["team-a/deploy.yaml", "team-b/deploy.yaml"], cwd=tmp_path)
     assert run.hits() == [("deploy.yaml", 5, 1, "FW201"), ("deploy.yaml", 6, 3, "FW301")]
     assert severities(run.findings) == {("team-a/deploy.yaml", "FW301"): "info", ("team-b/deploy.yaml", "FW201"): "warning"}

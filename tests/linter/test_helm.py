@@ -528,6 +528,15 @@ def place(render: Render, path: tuple[str | int, ...], kind: str = "Thing", name
     return locate(obj, path)
 
 
+def render_template(tmp_path: Path, template: str, values: str, helpers: str = LABELS_HELPER,
+                    name: str = "thing.yaml") -> Render:
+    """The chart `demo` with the template `name`, `helpers` as _helpers.tpl and values.yaml, rendered without problems."""
+    render = render_with(tmp_path, {"demo/templates/_helpers.tpl": helpers, "demo/values.yaml": values,
+                                    f"demo/templates/{name}": template})
+    assert not render.problems, messages(render)
+    return render
+
+
 def test_a_comment_after_a_splice_leaves_it_a_splice(tmp_path: Path) -> None:
     """What `include`, `tpl` and `toYaml` splice in maps to the helper or values line, comment or not."""
     template = "\n".join([
@@ -546,9 +555,7 @@ def test_a_comment_after_a_splice_leaves_it_a_splice(tmp_path: Path) -> None:
         "  after: 1",
         ""])
     values = "annotations:\n  owner: '{{ .Release.Name }}'\nfirst:\n  size: 3\n"
-    render = render_with(tmp_path, {"demo/templates/_helpers.tpl": LABELS_HELPER, "demo/values.yaml": values,
-                                    "demo/templates/thing.yaml": template})
-    assert not render.problems, messages(render)
+    render = render_template(tmp_path, template, values)
     assert place(render, ("metadata", "labels", "app")) == (("demo/templates/_helpers.tpl", 2, 1), True)
     assert place(render, ("metadata", "labels", "tier")) == (("demo/templates/_helpers.tpl", 3, 1), True)
     assert place(render, ("metadata", "annotations", "owner")) == (("demo/values.yaml", 2, 3), True)
@@ -571,9 +578,7 @@ def test_a_commented_splice_document_is_not_mistaken_for_the_next_one(tmp_path: 
         ""])
     helper = '{{- define "demo.render" -}}\n{{ tpl (toYaml .value) .context }}\n{{- end }}\n'
     values = "extra:\n  - apiVersion: v1\n    kind: Thing\n    metadata:\n      name: extra\n"
-    render = render_with(tmp_path, {"demo/templates/_helpers.tpl": helper, "demo/values.yaml": values,
-                                    "demo/templates/extra.yaml": template})
-    assert not render.problems, messages(render)
+    render = render_template(tmp_path, template, values, helper, name="extra.yaml")
     assert place(render, ("metadata", "name"), name="fixed") == (("demo/templates/extra.yaml", 9, 3), True)
     for path in (("kind",), ("metadata", "name")):  # what the helper makes of `.`: not known, so on the splice
         assert place(render, path, name="extra") == (("demo/templates/extra.yaml", 3, 1), False)
@@ -595,9 +600,7 @@ def test_a_hash_in_quotes_or_in_an_action_is_no_comment(tmp_path: Path) -> None:
         "  glued: {{ .Values.count -}}  # glued to the output, no comment",
         "  mode: fast",
         ""])
-    render = render_with(tmp_path, {"demo/templates/_helpers.tpl": LABELS_HELPER, "demo/values.yaml": "count: 1\n",
-                                    "demo/templates/thing.yaml": template})
-    assert not render.problems, messages(render)
+    render = render_template(tmp_path, template, "count: 1\n")
     obj, data = one(render, "Thing")
     assert data["data"] == {"double": "a # b", "single": "it's # here", "action": "a #1", "flow": ["x # y", "z"],
                             "url": "http://example.com/#anchor", "glued": "1# glued to the output, no comment",
@@ -627,9 +630,7 @@ def test_a_comment_after_a_literal_value(tmp_path: Path) -> None:
         "  - http # served",
         ""])
     for zones, replicas_line in (("[a, b]", 6), ("[a]", 8)):
-        render = render_with(tmp_path, {"demo/values.yaml": f"zones: {zones}\nmetrics: false\n",
-                                        "demo/templates/thing.yaml": template})
-        assert not render.problems, messages(render)
+        render = render_template(tmp_path, template, f"zones: {zones}\nmetrics: false\n")
         assert place(render, ("metadata", "name")) == (("demo/templates/thing.yaml", 3, 3), True)
         assert place(render, ("spec", "replicas")) == (("demo/templates/thing.yaml", replicas_line, 3), True)
         assert place(render, ("spec", "ports", 0)) == (("demo/templates/thing.yaml", 14, 5), True)

@@ -23,7 +23,7 @@ import pytest
 from fieldwarden.cli import main
 from fieldwarden.linter.live import LiveObject, LiveOptions, Request, Response, check
 from fieldwarden.policies.config import ConfigError, Settings, validate
-from tests.helpers import lint, write
+from tests.helpers import git_repo, lint, web_deployment, write
 from tests.linter.test_imports import DEPLOYMENT, WEBHOOK_STACK, imported
 from tests.linter.test_units import needs_kustomize
 
@@ -267,34 +267,14 @@ def dry_runs(sender: Recorder) -> list[tuple[str, dict[str, object]]]:
     return [(r.path, json.loads(r.body)) for r in sender.requests if r.method == "PATCH"]
 
 
-def git_tree(root: Path, files: dict[str, str]) -> Path:
-    subprocess.run(["git", "init", "-q", str(root)], check=True, capture_output=True)
-    for name, text in files.items():
-        write(root, name, text)
-    return root
-
-
-WEB = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers: [{name: web, image: registry.example/web:1.0}]
-"""
+WEB = web_deployment(image="registry.example/web:1.0")
 WIDGET = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n"
 
 
 @needs_kustomize
 def test_overlays_are_checked_as_rendered_once_per_distinct_object_and_fragments_never(
         tmp_path: Path, sender: Applier) -> None:
-    root = git_tree(tmp_path, {
+    root = git_repo(tmp_path, {
         "base/deploy.yaml": WEB,
         "base/widget.yaml": WIDGET,
         "base/kustomization.yaml": "resources: [deploy.yaml, widget.yaml]\n",
@@ -317,7 +297,7 @@ def test_overlays_are_checked_as_rendered_once_per_distinct_object_and_fragments
 
 @needs_kustomize
 def test_a_rendered_objects_finding_is_only_reported_in_the_files_being_linted(tmp_path: Path, sender: Applier) -> None:
-    root = git_tree(tmp_path, {
+    root = git_repo(tmp_path, {
         "base/deploy.yaml": WEB,
         "base/widget.yaml": WIDGET,
         "base/kustomization.yaml": "resources: [deploy.yaml, widget.yaml]\n",
@@ -332,7 +312,7 @@ def test_a_rendered_objects_finding_is_only_reported_in_the_files_being_linted(t
 
 
 def test_units_put_objects_in_their_gitops_namespaces(tmp_path: Path, sender: Applier) -> None:
-    root = git_tree(tmp_path, {
+    root = git_repo(tmp_path, {
         # Argo CD: objects naming no namespace go to the destination's
         "argocd/web.yaml": "\n".join([
             "apiVersion: argoproj.io/v1alpha1", "kind: Application", "metadata: {name: web, namespace: argocd}",
@@ -364,7 +344,7 @@ def test_an_object_in_two_units_alike_is_checked_once_naming_both(tmp_path: Path
         "apiVersion: argoproj.io/v1alpha1", "kind: Application", "metadata: {{name: {name}, namespace: argocd}}",
         "spec:", "  project: default", "  source: {{repoURL: https://example.com/deploy.git, path: shared}}",
         "  destination: {{server: https://kubernetes.default.svc, namespace: {namespace}}}"]) + "\n"
-    root = git_tree(tmp_path, {
+    root = git_repo(tmp_path, {
         "argocd/one.yaml": app.format(name="one", namespace="shop"),
         "argocd/two.yaml": app.format(name="two", namespace="other"),
         "clusters/prod/shared.yaml": "\n".join([
@@ -404,7 +384,7 @@ def test_a_finding_placed_approximately_on_a_rendered_object_says_so(tmp_path: P
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sender, "answer", Refuser().answer)
     # a generated ConfigMap: kustomize writes `data` from the generator, whose own line is known
-    root = git_tree(tmp_path, {"app/kustomization.yaml": "configMapGenerator:\n  - name: settings\n    literals: [a=1]\n"})
+    root = git_repo(tmp_path, {"app/kustomization.yaml": "configMapGenerator:\n  - name: settings\n    literals: [a=1]\n"})
     run = lint(["--cluster", "--select", "FW5"], cwd=root)
     [finding] = run.findings
     assert (finding["file"], finding["line"], finding["column"], finding["code"], finding["approximate"]) == (

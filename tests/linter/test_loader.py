@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fieldwarden.linter.loader import decode, load, locate
-from tests.helpers import Run, lint, write
+from tests.helpers import WEB_DEPLOYMENT, Run, lint, write
 
 CONFIGMAP = """\
 apiVersion: v1
@@ -22,20 +22,7 @@ metadata:
   uid: abc
 """
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers: [{name: web, image: nginx}]
-"""
+DEPLOYMENT = WEB_DEPLOYMENT  # `spec:` on line 5, `selector:` on line 6
 
 
 def run(folder: Path, *args: str, stdin: bytes | None = None) -> Run:

@@ -7,7 +7,6 @@ Kustomize tests use the real kustomize (the kubectl of the `render` extra, or on
 from __future__ import annotations
 
 import importlib.util
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,36 +14,10 @@ import yaml
 
 from fieldwarden.linter import gitops, renders, tools
 from fieldwarden.linter.units import Declaration, glob_matches, is_fixture, plan
-from tests.helpers import lint, write
+from tests.helpers import git_repo, hpa_for, lint, scaled_deployment, write
 
 needs_kustomize = pytest.mark.skipif(tools.find_kustomize() is None, reason="no kustomize: pip install 'fieldwarden[render]'")
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {name}
-spec:
-  replicas: 2
-  strategy: {{type: RollingUpdate}}
-  selector:
-    matchLabels: {{app: {name}}}
-  template:
-    metadata:
-      labels: {{app: {name}}}
-    spec:
-      containers: [{{name: app, image: nginx}}]
-"""
-HPA = """\
-apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata:
-  name: {name}
-spec:
-  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: {name}}}
-  minReplicas: 2
-  maxReplicas: 5
-"""
 SERVICE = """\
 apiVersion: v1
 kind: Service
@@ -57,13 +30,6 @@ spec:
 """
 
 
-def repository(root: Path, files: dict[str, str]) -> Path:
-    subprocess.run(["git", "init", "-q", str(root)], check=True, capture_output=True)
-    for name, text in files.items():
-        write(root, name, text)
-    return root
-
-
 def hits(root: Path, *args: str) -> list[tuple[str, int, int, str]]:
     """(path, line, column, code) of unsuppressed findings of `fieldwarden lint ARGS` run in root."""
     run = lint(list(args), cwd=root)
@@ -74,18 +40,18 @@ def hits(root: Path, *args: str) -> list[tuple[str, int, int, str]]:
 # -- plain folders ------------------------------------------------------------------------------
 
 def test_the_same_object_in_two_clusters_is_no_duplicate(tmp_path: Path) -> None:
-    root = repository(tmp_path, {
-        "clusters/dev/web.yaml": DEPLOYMENT.format(name="web"),
-        "clusters/prod/web.yaml": DEPLOYMENT.format(name="web"),
+    root = git_repo(tmp_path, {
+        "clusters/dev/web.yaml": scaled_deployment("web"),
+        "clusters/prod/web.yaml": scaled_deployment("web"),
     })
     assert hits(root, "--select", "FW305") == []
 
 
 def test_the_same_object_twice_in_one_folder_is_a_duplicate(tmp_path: Path) -> None:
-    root = repository(tmp_path, {
-        "clusters/dev/web.yaml": DEPLOYMENT.format(name="web"),
-        "clusters/dev/web-copy.yaml": DEPLOYMENT.format(name="web"),
-        "clusters/prod/web.yaml": DEPLOYMENT.format(name="web"),
+    root = git_repo(tmp_path, {
+        "clusters/dev/web.yaml": scaled_deployment("web"),
+        "clusters/dev/web-copy.yaml": scaled_deployment("web"),
+        "clusters/prod/web.yaml": scaled_deployment("web"),
     })
     assert hits(root, "--select", "FW305") == [
         ("clusters/dev/web-copy.yaml", 4, 3, "FW305"), ("clusters/dev/web.yaml", 4, 3, "FW305"),
@@ -96,28 +62,28 @@ def test_the_same_object_twice_in_one_folder_is_a_duplicate(tmp_path: Path) -> N
 
 
 def test_an_hpa_in_an_unrelated_folder_does_not_own_replicas(tmp_path: Path) -> None:
-    root = repository(tmp_path, {
-        "apps/web/deploy.yaml": DEPLOYMENT.format(name="web"),
-        "examples/hpa/hpa.yaml": HPA.format(name="web"),
+    root = git_repo(tmp_path, {
+        "apps/web/deploy.yaml": scaled_deployment("web"),
+        "examples/hpa/hpa.yaml": hpa_for("web"),
     })
     assert hits(root, "--select", "FW301") == []
-    write(root, "apps/web/hpa.yaml", HPA.format(name="web"))  # in its folder, it does
+    write(root, "apps/web/hpa.yaml", hpa_for("web"))  # in its folder, it does
     assert hits(root, "--select", "FW301") == [("apps/web/deploy.yaml", 6, 3, "FW301")]
 
 
 def test_folders_are_not_recursive(tmp_path: Path) -> None:
-    root = repository(tmp_path, {
-        "app/deploy.yaml": DEPLOYMENT.format(name="web"),
-        "app/hpa/hpa.yaml": HPA.format(name="web"),  # kubectl apply -f app/ does not apply it
+    root = git_repo(tmp_path, {
+        "app/deploy.yaml": scaled_deployment("web"),
+        "app/hpa/hpa.yaml": hpa_for("web"),  # kubectl apply -f app/ does not apply it
     })
     assert hits(root, "--select", "FW301") == []
 
 
 def test_a_changed_service_still_sees_its_unchanged_deployment(tmp_path: Path) -> None:
-    root = repository(tmp_path, {
-        "app/deploy.yaml": DEPLOYMENT.format(name="web"),
+    root = git_repo(tmp_path, {
+        "app/deploy.yaml": scaled_deployment("web"),
         "app/service.yaml": SERVICE.format(name="web", namespace="default"),
-        "app/worker.yaml": DEPLOYMENT.format(name="api"),
+        "app/worker.yaml": scaled_deployment("api"),
     })
     assert hits(root, "app/service.yaml") == []
     # FW103 judges a namespace where the unit holds a workload: without context, only the worker
@@ -127,12 +93,12 @@ def test_a_changed_service_still_sees_its_unchanged_deployment(tmp_path: Path) -
 # -- declared units -------------------------------------------------------------------------------
 
 def test_units_globs_make_recursive_units(tmp_path: Path) -> None:
-    root = repository(tmp_path, {
+    root = git_repo(tmp_path, {
         ".fieldwarden.yaml": "units: [clusters/*]\n",
-        "clusters/dev/apps/web.yaml": DEPLOYMENT.format(name="web"),
-        "clusters/dev/autoscaling/hpa.yaml": HPA.format(name="web"),
-        "clusters/prod/apps/web.yaml": DEPLOYMENT.format(name="web"),
-        "clusters/prod/more/web.yaml": DEPLOYMENT.format(name="web"),
+        "clusters/dev/apps/web.yaml": scaled_deployment("web"),
+        "clusters/dev/autoscaling/hpa.yaml": hpa_for("web"),
+        "clusters/prod/apps/web.yaml": scaled_deployment("web"),
+        "clusters/prod/more/web.yaml": scaled_deployment("web"),
     })
     assert hits(root, "--select", "FW301,FW305") == [
         ("clusters/dev/apps/web.yaml", 6, 3, "FW301"),
@@ -144,7 +110,7 @@ def test_units_globs_make_recursive_units(tmp_path: Path) -> None:
 
 
 def test_units_in_the_configuration_are_validated_and_shown(tmp_path: Path) -> None:
-    root = repository(tmp_path, {".fieldwarden.yaml": "units: clusters\n", "a.yaml": DEPLOYMENT.format(name="a")})
+    root = git_repo(tmp_path, {".fieldwarden.yaml": "units: clusters\n", "a.yaml": scaled_deployment("a")})
     run = lint([], cwd=root)
     assert run.code == 2 and "units" in run.stderr
     write(root, ".fieldwarden.yaml", "units: [clusters/*, 'apps/**']\n")
@@ -180,11 +146,11 @@ spec:
 
 
 def test_an_argo_cd_application_names_a_folder_and_its_namespace(tmp_path: Path) -> None:
-    root = repository(tmp_path, {
+    root = git_repo(tmp_path, {
         "argocd/apps/guestbook.yaml": ARGO_APP.format(name="guestbook", path="guestbook", extra="", namespace="shop"),
-        "guestbook/deploy.yaml": DEPLOYMENT.format(name="web"),  # no namespace: Argo CD puts it in shop
+        "guestbook/deploy.yaml": scaled_deployment("web"),  # no namespace: Argo CD puts it in shop
         "guestbook/service.yaml": SERVICE.format(name="web", namespace="shop"),
-        "guestbook/nested/hpa.yaml": HPA.format(name="web"),  # not applied: no directory.recurse
+        "guestbook/nested/hpa.yaml": hpa_for("web"),  # not applied: no directory.recurse
     })
     assert hits(root, "--select", "FW103,FW301") == []
     run = lint(["--select", "FW201", "--show-suppressed"], cwd=root)
@@ -198,10 +164,10 @@ def test_an_argo_cd_application_names_a_folder_and_its_namespace(tmp_path: Path)
 
 
 def test_without_the_application_the_namespace_differs(tmp_path: Path) -> None:
-    root = repository(tmp_path, {
-        "guestbook/deploy.yaml": DEPLOYMENT.format(name="web"),
+    root = git_repo(tmp_path, {
+        "guestbook/deploy.yaml": scaled_deployment("web"),
         "guestbook/service.yaml": SERVICE.format(name="web", namespace="shop"),
-        "guestbook/other.yaml": DEPLOYMENT.format(name="other").replace("name: other\n", "name: other\n  namespace: shop\n", 1),
+        "guestbook/other.yaml": scaled_deployment("other").replace("name: other\n", "name: other\n  namespace: shop\n", 1),
     })
     assert hits(root, "--select", "FW103") == [("guestbook/service.yaml", 7, 3, "FW103")]
 
@@ -221,15 +187,15 @@ spec:
 
 
 def test_a_flux_kustomization_names_a_recursive_folder_with_its_target_namespace(tmp_path: Path) -> None:
-    root = repository(tmp_path, {
+    root = git_repo(tmp_path, {
         "clusters/production/infra.yaml": FLUX_KUSTOMIZATION.format(
             name="infra", path="./infrastructure/production", extra="  targetNamespace: infra\n"),
-        "infrastructure/production/web/deploy.yaml": DEPLOYMENT.format(name="web"),
+        "infrastructure/production/web/deploy.yaml": scaled_deployment("web"),
         # in another namespace as written, but Flux puts every object in infra
-        "infrastructure/production/scaling/hpa.yaml": HPA.format(name="web").replace(
+        "infrastructure/production/scaling/hpa.yaml": hpa_for("web").replace(
             "name: web\nspec", "name: web\n  namespace: elsewhere\nspec", 1),
-        "infrastructure/staging/web/deploy.yaml": DEPLOYMENT.format(name="web"),
-        "infrastructure/staging/hpa.yaml": HPA.format(name="web"),  # the staging folders are plain: apart
+        "infrastructure/staging/web/deploy.yaml": scaled_deployment("web"),
+        "infrastructure/staging/hpa.yaml": hpa_for("web"),  # the staging folders are plain: apart
     })
     assert hits(root, "--select", "FW301") == [("infrastructure/production/web/deploy.yaml", 6, 3, "FW301")]
     run = lint(["--select", "FW301"], cwd=root)
@@ -239,11 +205,11 @@ def test_a_flux_kustomization_names_a_recursive_folder_with_its_target_namespace
 
 def test_gitops_paths_are_relative_to_the_repository_root(tmp_path: Path) -> None:
     # the project is deploy/ (its configuration), the repository one folder up
-    root = repository(tmp_path, {
+    root = git_repo(tmp_path, {
         "deploy/.fieldwarden.yaml": "select: [FW301]\n",
         "deploy/flux/apps.yaml": FLUX_KUSTOMIZATION.format(name="apps", path="./deploy/apps", extra=""),
-        "deploy/apps/web/deploy.yaml": DEPLOYMENT.format(name="web"),
-        "deploy/apps/hpa/hpa.yaml": HPA.format(name="web"),
+        "deploy/apps/web/deploy.yaml": scaled_deployment("web"),
+        "deploy/apps/hpa/hpa.yaml": hpa_for("web"),
     })
     assert hits(root / "deploy") == [("apps/web/deploy.yaml", 6, 3, "FW301")]
 
@@ -251,10 +217,10 @@ def test_gitops_paths_are_relative_to_the_repository_root(tmp_path: Path) -> Non
 # -- fixtures ---------------------------------------------------------------------------------------
 
 def test_fixtures_are_left_out_with_a_notice_unless_asked(tmp_path: Path) -> None:
-    root = repository(tmp_path, {
-        "pkg/render/testdata/broken.yaml": DEPLOYMENT.format(name="web").replace("  selector:\n    matchLabels: {app: web}\n", ""),
+    root = git_repo(tmp_path, {
+        "pkg/render/testdata/broken.yaml": scaled_deployment("web").replace("  selector:\n    matchLabels: {app: web}\n", ""),
         "e2e/scale/chainsaw-test.yaml": "apiVersion: chainsaw.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: scale}\n",
-        "e2e/scale/deploy.yaml": DEPLOYMENT.format(name="web"),
+        "e2e/scale/deploy.yaml": scaled_deployment("web"),
         "e2e/scale/deploy-assert.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nstatus: {readyReplicas: 2}\n",
         "e2e/kuttl/01-assert.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nstatus: {readyReplicas: 2}\n",
     })
@@ -300,7 +266,7 @@ def test_a_declaration_naming_nothing_here_is_no_unit() -> None:
 # -- kustomize --------------------------------------------------------------------------------------
 
 KUSTOMIZE_TREE = {
-    "base/deploy.yaml": DEPLOYMENT.format(name="web"),
+    "base/deploy.yaml": scaled_deployment("web"),
     "base/kustomization.yaml": "resources: [deploy.yaml]\n",
     "overlays/dev/kustomization.yaml": "namespace: dev\nresources: [../../base]\n",
     "overlays/prod/kustomization.yaml": "namespace: prod\nresources: [../../base]\npatches:\n- path: replicas.yaml\n",
@@ -311,7 +277,7 @@ KUSTOMIZE_TREE = {
 
 @needs_kustomize
 def test_a_kustomize_patch_fragment_is_not_an_object(tmp_path: Path) -> None:
-    root = repository(tmp_path, dict(KUSTOMIZE_TREE))
+    root = git_repo(tmp_path, dict(KUSTOMIZE_TREE))
     assert hits(root) == []
     assert hits(root, "overlays/prod/replicas.yaml") == []
 
@@ -320,7 +286,7 @@ def test_a_kustomize_patch_fragment_is_not_an_object(tmp_path: Path) -> None:
 def test_a_finding_in_a_patch_is_placed_on_the_patch_line_in_its_unit(tmp_path: Path) -> None:
     tree = dict(KUSTOMIZE_TREE)
     tree["overlays/prod/replicas.yaml"] += "  strategy:\n    type: Recreate\n    rollingUpdate: {maxSurge: 1}\n"
-    root = repository(tmp_path, tree)
+    root = git_repo(tmp_path, tree)
     assert hits(root) == [("overlays/prod/replicas.yaml", 9, 5, "FW202")]
     run = lint(["overlays/prod/replicas.yaml"], cwd=root)
     [finding] = run.findings
@@ -336,7 +302,7 @@ def test_a_finding_in_a_patch_is_placed_on_the_patch_line_in_its_unit(tmp_path: 
 def test_a_base_under_two_overlays_is_linted_in_each_and_reported_once(tmp_path: Path) -> None:
     tree = dict(KUSTOMIZE_TREE)
     tree["base/deploy.yaml"] = tree["base/deploy.yaml"].replace("  strategy: {type: RollingUpdate}\n", "  strategy: {type: Recreate, rollingUpdate: {}}\n")
-    root = repository(tmp_path, tree)
+    root = git_repo(tmp_path, tree)
     for args in ([], ["base/deploy.yaml"]):  # the whole project, and pre-commit passing the changed base
         run = lint(args, cwd=root)
         [finding] = [f for f in run.findings if f["code"] == "FW202"]
@@ -347,9 +313,9 @@ def test_a_base_under_two_overlays_is_linted_in_each_and_reported_once(tmp_path:
 @needs_kustomize
 def test_overlays_are_units_apart_and_a_set_rule_runs_inside_each(tmp_path: Path) -> None:
     tree = dict(KUSTOMIZE_TREE)
-    tree["overlays/prod/hpa.yaml"] = HPA.format(name="web")
+    tree["overlays/prod/hpa.yaml"] = hpa_for("web")
     tree["overlays/prod/kustomization.yaml"] = "namespace: prod\nresources: [../../base, hpa.yaml]\n"
-    root = repository(tmp_path, tree)
+    root = git_repo(tmp_path, tree)
     # the HPA scales prod's web, whose replicas the base writes; dev has no HPA
     assert hits(root, "--select", "FW301") == [("base/deploy.yaml", 6, 3, "FW301")]
     [finding] = lint(["--select", "FW301", "base/deploy.yaml"], cwd=root).findings
@@ -360,9 +326,9 @@ def test_overlays_are_units_apart_and_a_set_rule_runs_inside_each(tmp_path: Path
 @needs_kustomize
 def test_the_same_object_twice_in_one_overlay_fails_its_render(tmp_path: Path) -> None:
     tree = dict(KUSTOMIZE_TREE)
-    tree["overlays/dev/web.yaml"] = DEPLOYMENT.format(name="web")
+    tree["overlays/dev/web.yaml"] = scaled_deployment("web")
     tree["overlays/dev/kustomization.yaml"] = "namespace: dev\nresources:\n- ../../base\n- web.yaml\n"
-    root = repository(tmp_path, tree)
+    root = git_repo(tmp_path, tree)
     run = lint([], cwd=root)
     assert [(f["file"], f["line"], f["code"]) for f in run.findings] == [("overlays/dev/kustomization.yaml", 4, "FW006")]
     assert "already registered id" in run.findings[0]["message"]
@@ -372,9 +338,9 @@ def test_the_same_object_twice_in_one_overlay_fails_its_render(tmp_path: Path) -
 def test_a_flux_kustomization_naming_a_kustomization_gives_it_the_target_namespace(tmp_path: Path) -> None:
     tree = dict(KUSTOMIZE_TREE)
     tree["overlays/prod/kustomization.yaml"] = "resources: [../../base, hpa.yaml]\n"
-    tree["overlays/prod/hpa.yaml"] = HPA.format(name="web").replace("name: web\nspec", "name: web\n  namespace: team\nspec", 1)
+    tree["overlays/prod/hpa.yaml"] = hpa_for("web").replace("name: web\nspec", "name: web\n  namespace: team\nspec", 1)
     tree["clusters/prod/apps.yaml"] = FLUX_KUSTOMIZATION.format(name="apps", path="./overlays/prod", extra="  targetNamespace: team\n")
-    root = repository(tmp_path, tree)
+    root = git_repo(tmp_path, tree)
     # the Deployment names no namespace: only Flux's targetNamespace puts it beside the HPA
     assert hits(root, "--select", "FW301") == [("base/deploy.yaml", 6, 3, "FW301")]
     [finding] = lint(["--select", "FW301"], cwd=root).findings
@@ -384,7 +350,7 @@ def test_a_flux_kustomization_naming_a_kustomization_gives_it_the_target_namespa
 def test_a_missing_renderer_skips_the_unit_with_a_notice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(renders, "_TOOLS", {})
     monkeypatch.setattr(tools, "find_kustomize", lambda env=None: None)
-    root = repository(tmp_path, dict(KUSTOMIZE_TREE))
+    root = git_repo(tmp_path, dict(KUSTOMIZE_TREE))
     run = lint([], cwd=root)
     assert (run.code, run.findings) == (0, [])
     assert "2 units not linted" in run.stderr and "pip install 'fieldwarden[render]'" in run.stderr
@@ -400,10 +366,10 @@ def test_text_github_and_sarif_name_the_unit(tmp_path: Path, monkeypatch: pytest
 
     from fieldwarden.cli import main
 
-    root = repository(tmp_path, {
+    root = git_repo(tmp_path, {
         ".fieldwarden.yaml": "units: [clusters/*]\n",
-        "clusters/dev/a/web.yaml": DEPLOYMENT.format(name="web"),
-        "clusters/dev/b/web.yaml": DEPLOYMENT.format(name="web"),
+        "clusters/dev/a/web.yaml": scaled_deployment("web"),
+        "clusters/dev/b/web.yaml": scaled_deployment("web"),
     })
     monkeypatch.chdir(root)
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
@@ -442,14 +408,14 @@ CHART = {
     "charts/web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 0.1.0\n",
     "charts/web/values.yaml": "replicas: 2\nautoscaling: false\n",
     "charts/web/ci/hpa-values.yaml": "autoscaling: true\n",
-    "charts/web/templates/deployment.yaml": DEPLOYMENT.format(name="web").replace("replicas: 2", "replicas: {{ .Values.replicas }}"),
-    "charts/web/templates/hpa.yaml": "{{- if .Values.autoscaling }}\n" + HPA.format(name="web") + "{{- end }}\n",
+    "charts/web/templates/deployment.yaml": scaled_deployment("web").replace("replicas: 2", "replicas: {{ .Values.replicas }}"),
+    "charts/web/templates/hpa.yaml": "{{- if .Values.autoscaling }}\n" + hpa_for("web") + "{{- end }}\n",
 }
 
 
 @needs_helm
 def test_a_chart_is_a_unit_per_value_set_and_findings_land_on_template_lines(tmp_path: Path) -> None:
-    root = repository(tmp_path, dict(CHART))
+    root = git_repo(tmp_path, dict(CHART))
     run = lint(["--select", "FW301"], cwd=root)
     assert [(f["file"], f["line"], f["code"]) for f in run.findings] == [("charts/web/templates/deployment.yaml", 6, "FW301")]
     assert run.findings[0]["unit"] == "charts/web (helm, ci/hpa-values.yaml)"
@@ -464,7 +430,7 @@ def test_helm_values_add_a_value_set(tmp_path: Path) -> None:
     tree = dict(CHART)
     del tree["charts/web/ci/hpa-values.yaml"]
     tree["env/prod.yaml"] = "autoscaling: true\n"
-    root = repository(tmp_path, tree)
+    root = git_repo(tmp_path, tree)
     assert hits(root, "--select", "FW301") == []
     run = lint(["--select", "FW301", "--helm-values", "env/prod.yaml"], cwd=root)
     assert [(f["file"], f["unit"]) for f in run.findings] == [("charts/web/templates/deployment.yaml", "charts/web (helm, env/prod.yaml)")]
@@ -477,7 +443,7 @@ def test_helm_values_add_a_value_set(tmp_path: Path) -> None:
 @needs_helm
 def test_a_missing_helm_engine_skips_charts_with_a_notice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(renders, "_TOOLS", {"helm": None})
-    root = repository(tmp_path, dict(CHART))
+    root = git_repo(tmp_path, dict(CHART))
     run = lint([], cwd=root)
     assert (run.code, run.findings) == (0, [])
     assert "2 units not linted" in run.stderr and "pip install 'fieldwarden[render]'" in run.stderr
@@ -496,7 +462,7 @@ def test_flux_helmrelease_and_argo_cd_value_files_make_chart_units(tmp_path: Pat
     )
     tree["argocd/web.yaml"] = ARGO_APP.format(
         name="web", path="charts/web", extra="    helm:\n      valueFiles: [values-hpa.yaml]\n", namespace="shop")
-    root = repository(tmp_path, tree)
+    root = git_repo(tmp_path, tree)
     run = lint(["--select", "FW301"], cwd=root)
     assert {(f["file"], f["line"]) for f in run.findings} == {("charts/web/templates/deployment.yaml", 6)}
     assert sorted(unit for f in run.findings for unit in f["units"]) == [  # one finding each: other namespaces
@@ -514,7 +480,7 @@ def test_a_helmrelease_from_a_helm_repository_names_no_folder(tmp_path: Path) ->
             "spec:\n  chart:\n    spec:\n      chart: redis\n      sourceRef: {kind: HelmRepository, name: bitnami}\n"
         ),
     }
-    root = repository(tmp_path, tree)
+    root = git_repo(tmp_path, tree)
     objects = [yaml.safe_load(tree["flux/redis.yaml"])]
     assert gitops.declarations(objects) == []
     objects[0]["spec"]["chart"]["spec"]["sourceRef"]["kind"] = "GitRepository"
@@ -530,7 +496,7 @@ def test_renders_come_from_the_cache_until_an_input_changes(tmp_path: Path, monk
     from fieldwarden.linter.cache import CACHE_DIR
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
-    root = repository(tmp_path / "repo", dict(KUSTOMIZE_TREE))
+    root = git_repo(tmp_path / "repo", dict(KUSTOMIZE_TREE))
     made: list[str] = []
     real = renders._render_batch
 
@@ -561,7 +527,7 @@ def test_renders_come_from_the_cache_until_an_input_changes(tmp_path: Path, monk
 def test_a_missing_field_of_a_rendered_object_goes_to_its_parent_exactly(tmp_path: Path) -> None:
     tree = dict(KUSTOMIZE_TREE)
     tree["base/deploy.yaml"] = tree["base/deploy.yaml"].replace("  strategy: {type: RollingUpdate}\n", "")
-    root = repository(tmp_path, tree)
+    root = git_repo(tmp_path, tree)
     run = lint(["--select", "FW201"], cwd=root)
     [finding] = run.findings  # once, naming both overlays
     assert (finding["file"], finding["line"], finding["column"], finding["approximate"]) == ("base/deploy.yaml", 5, 1, False)
@@ -573,7 +539,7 @@ def test_a_base_line_named_differently_by_two_overlays_is_one_finding(tmp_path: 
     tree = dict(KUSTOMIZE_TREE)
     tree["base/deploy.yaml"] = tree["base/deploy.yaml"].replace("  strategy: {type: RollingUpdate}\n", "  strategy: {type: Recreate, rollingUpdate: {}}\n")
     tree["overlays/dev/kustomization.yaml"] = "namespace: dev\nnamePrefix: dev-\nresources: [../../base]\n"
-    root = repository(tmp_path, tree)
+    root = git_repo(tmp_path, tree)
     run = lint(["--select", "FW202"], cwd=root)
     [finding] = run.findings
     assert finding["units"] == ["overlays/dev (kustomize)", "overlays/prod (kustomize)"]
@@ -583,17 +549,17 @@ def test_a_base_line_named_differently_by_two_overlays_is_one_finding(tmp_path: 
 @needs_kustomize
 def test_messages_name_rendered_objects_by_their_source_line(tmp_path: Path) -> None:
     tree = dict(KUSTOMIZE_TREE)
-    tree["overlays/prod/hpa.yaml"] = HPA.format(name="web")
+    tree["overlays/prod/hpa.yaml"] = hpa_for("web")
     tree["overlays/prod/kustomization.yaml"] = "namespace: prod\nresources: [../../base, hpa.yaml]\n"
-    root = repository(tmp_path, tree)
+    root = git_repo(tmp_path, tree)
     [finding] = lint(["--select", "FW301"], cwd=root).findings
     assert "HorizontalPodAutoscaler/prod/web (overlays/prod/hpa.yaml:4)" in finding["message"]
 
 
 def test_object_rules_name_the_namespace_the_unit_deploys_to(tmp_path: Path) -> None:
-    root = repository(tmp_path, {
+    root = git_repo(tmp_path, {
         "argocd/apps/web.yaml": ARGO_APP.format(name="web", path="web", extra="", namespace="shop"),
-        "web/deploy.yaml": DEPLOYMENT.format(name="web").replace("  strategy: {type: RollingUpdate}\n", ""),
+        "web/deploy.yaml": scaled_deployment("web").replace("  strategy: {type: RollingUpdate}\n", ""),
     })
     [finding] = lint(["--select", "FW201"], cwd=root).findings
     assert finding["object"] == "Deployment/shop/web"
@@ -602,14 +568,14 @@ def test_object_rules_name_the_namespace_the_unit_deploys_to(tmp_path: Path) -> 
 def test_kuttl_steps_are_units_of_their_own(tmp_path: Path) -> None:
     cache = "apiVersion: cache.example.com/v1alpha1\nkind: Memcached\nmetadata:\n  name: cache\nspec:\n  size: {size}\n"
     check = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: cache\nstatus: {{readyReplicas: {size}}}\n"
-    root = repository(tmp_path, {
+    root = git_repo(tmp_path, {
         "test/kuttl/resize/00-install.yaml": cache.format(size=1),
         "test/kuttl/resize/00-assert.yaml": check.format(size=1),
         "test/kuttl/resize/01-resize.yaml": cache.format(size=2),  # updates what step 00 made
         "test/kuttl/resize/01-assert.yaml": check.format(size=2),
         # numbered files in an ordinary folder are applied together: still one unit
-        "deploy/00-web.yaml": DEPLOYMENT.format(name="web"),
-        "deploy/01-web.yaml": DEPLOYMENT.format(name="web"),
+        "deploy/00-web.yaml": scaled_deployment("web"),
+        "deploy/01-web.yaml": scaled_deployment("web"),
     })
     assert hits(root, "--select", "FW305") == [("deploy/00-web.yaml", 4, 3, "FW305"), ("deploy/01-web.yaml", 4, 3, "FW305")]
     run = lint(["--select", "FW305", "--include-fixtures"], cwd=root)
@@ -622,7 +588,7 @@ def test_an_ignore_annotation_in_a_base_suppresses_what_is_found_on_the_rendered
     tree["base/deploy.yaml"] = tree["base/deploy.yaml"].replace(
         "  name: web\n", "  name: web\n  annotations: {fieldwarden.io/ignore: FW202}\n", 1).replace(
         "  strategy: {type: RollingUpdate}\n", "  strategy: {type: Recreate, rollingUpdate: {}}\n")
-    root = repository(tmp_path, tree)
+    root = git_repo(tmp_path, tree)
     run = lint([], cwd=root)
     assert run.code == 0
     assert [(f["code"], f["suppressed"]) for f in run.findings] == [("FW202", "annotation fieldwarden.io/ignore")]

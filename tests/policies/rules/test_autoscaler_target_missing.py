@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-from tests.helpers import lint, write
+from tests.helpers import git_repo, lint, write
 
 DEPLOYMENT = """\
 apiVersion: apps/v1
@@ -46,13 +45,6 @@ spec:
 """
 
 
-def repo(tmp_path: Path) -> Path:
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    subprocess.run(["git", "-C", str(tmp_path), "config", "user.email", "test@example.com"], check=True)
-    subprocess.run(["git", "-C", str(tmp_path), "config", "user.name", "Test"], check=True)
-    return tmp_path
-
-
 def run_one(tmp_path: Path, text: str) -> list[tuple[str, int, int, str]]:
     path = write(tmp_path, "all.yaml", text)
     return lint(["--select", "FW303", "--no-context", str(path)]).hits()
@@ -74,7 +66,7 @@ def test_target_present_in_the_same_file_passes(tmp_path: Path) -> None:
 
 
 def test_target_in_another_file_of_the_repository(tmp_path: Path) -> None:
-    root = repo(tmp_path)
+    root = git_repo(tmp_path)
     write(root, "hpa.yaml", hpa())
     write(root, "deploy.yaml", DEPLOYMENT)  # another file of the same apply unit (folder)
     assert lint(["--select", "FW303", "hpa.yaml"], cwd=root).hits() == []

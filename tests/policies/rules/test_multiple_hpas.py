@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-from tests.helpers import lint, write
+from tests.helpers import git_repo, lint, write
 
 
 def hpa(name: str, target: str = "web", ref_api: str = "apps/v1", namespace: str = "") -> str:
@@ -32,13 +31,6 @@ metadata:
 spec:
   scaleTargetRef: {name: web}
 """
-
-
-def repo(tmp_path: Path) -> Path:
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    subprocess.run(["git", "-C", str(tmp_path), "config", "user.email", "test@example.com"], check=True)
-    subprocess.run(["git", "-C", str(tmp_path), "config", "user.name", "Test"], check=True)
-    return tmp_path
 
 
 def run_one(tmp_path: Path, text: str) -> list[tuple[str, int, int, str]]:
@@ -75,7 +67,7 @@ def test_three_autoscalers_name_the_other_two(tmp_path: Path) -> None:
 
 
 def test_only_targets_are_reported_context_counts(tmp_path: Path) -> None:
-    root = repo(tmp_path)
+    root = git_repo(tmp_path)
     write(root, "hpa-cpu.yaml", hpa("cpu"))
     write(root, "hpa-memory.yaml", hpa("memory"))  # another file of the same apply unit (folder)
     run = lint(["--select", "FW302", "hpa-cpu.yaml"], cwd=root)

@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import lint, write
+from tests.helpers import git_repo, lint, web_deployment, write
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: 3
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers: [{name: web, image: nginx}]
-"""
+DEPLOYMENT = web_deployment(replicas=3)  # `replicas:` on line 6
 
 
 def hpa(ref_api: str = "apps/v1", kind: str = "Deployment", name: str = "web",
@@ -43,21 +28,13 @@ spec:
 """
 
 
-def repo(tmp_path: Path) -> Path:
-    """A git repository: `lint([file], cwd=repo)` loads its other files as context."""
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    subprocess.run(["git", "-C", str(tmp_path), "config", "user.email", "test@example.com"], check=True)
-    subprocess.run(["git", "-C", str(tmp_path), "config", "user.name", "Test"], check=True)
-    return tmp_path
-
-
 def run_one(tmp_path: Path, text: str) -> list[tuple[str, int, int, str]]:
     path = write(tmp_path, "all.yaml", text)
     return lint(["--select", "FW301", "--no-context", str(path)]).hits()
 
 
 def test_hpa_in_another_file_is_loaded_as_context(tmp_path: Path) -> None:
-    root = repo(tmp_path)
+    root = git_repo(tmp_path)
     write(root, "deploy.yaml", DEPLOYMENT)
     write(root, "hpa.yaml", hpa())  # another file of the same apply unit (folder)
     run = lint(["--select", "FW301", "deploy.yaml"], cwd=root)
@@ -71,7 +48,7 @@ def test_hpa_in_another_file_is_loaded_as_context(tmp_path: Path) -> None:
 
 
 def test_without_context_the_other_file_is_not_seen(tmp_path: Path) -> None:
-    root = repo(tmp_path)
+    root = git_repo(tmp_path)
     write(root, "deploy.yaml", DEPLOYMENT)
     write(root, "hpa.yaml", hpa())
     assert lint(["--select", "FW301", "--no-context", "deploy.yaml"], cwd=root).hits() == []

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import lint, write
+from tests.helpers import git_repo, lint, write
 
 DEPLOYMENT = """\
 apiVersion: apps/v1
@@ -55,13 +54,6 @@ spec:
 {extra}"""
 
 
-def repo(tmp_path: Path) -> Path:
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    subprocess.run(["git", "-C", str(tmp_path), "config", "user.email", "test@example.com"], check=True)
-    subprocess.run(["git", "-C", str(tmp_path), "config", "user.name", "Test"], check=True)
-    return tmp_path
-
-
 def run_one(tmp_path: Path, workload: str, autoscaler: str) -> list[tuple[str, int, int, str]]:
     path = write(tmp_path, "all.yaml", workload + "---\n" + autoscaler)
     return lint(["--select", "FW304", "--no-context", str(path)]).hits()
@@ -78,7 +70,7 @@ def test_default_vpa_controls_cpu_and_memory_requests_and_limits(tmp_path: Path)
 
 
 def test_vpa_in_another_file_of_the_repository(tmp_path: Path) -> None:
-    root = repo(tmp_path)
+    root = git_repo(tmp_path)
     write(root, "all.yaml", DEPLOYMENT)
     write(root, "vpa-web.yaml", vpa())  # another file of the same apply unit (folder)
     assert lint(["--select", "FW304", "all.yaml"], cwd=root).hits() == sorted(WEB_REQUESTS + WEB_LIMITS + SIDECAR)

@@ -4,22 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import lint, write
+from tests.helpers import WEB_DEPLOYMENT, lint, write
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers: [{name: web, image: nginx}]
-"""
+DEPLOYMENT = WEB_DEPLOYMENT  # `spec:` on line 5, `selector:` on line 6
 
 RC = """\
 apiVersion: v1

@@ -2,22 +2,9 @@
 
 from pathlib import Path
 
-from tests.helpers import lint, write
+from tests.helpers import WEB_DEPLOYMENT, lint, write
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers: [{name: web, image: nginx}]
-"""
+DEPLOYMENT = WEB_DEPLOYMENT  # no strategy: FW201 on `spec:`, line 5
 
 
 def test_deployment_without_strategy_points_at_spec(tmp_path: Path) -> None:
