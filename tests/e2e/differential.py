@@ -278,6 +278,8 @@ def normalized(outcome: Outcome, namespace: str) -> Outcome:
             meta.pop(key, None)
         for entry in meta.get("managedFields") or ():
             entry.pop("time", None)
+        if meta.get("managedFields"):  # the API server orders them by time (in seconds), dropped above
+            meta["managedFields"].sort(key=lambda e: json.dumps(e, sort_keys=True))
         return dict(_without_times(copied))
 
     return Outcome(outcome.stage, outcome.status, text(outcome.message), tuple(text(w) for w in outcome.warnings),
