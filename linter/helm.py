@@ -657,7 +657,9 @@ def _run_child(copy: Path, requests: list[dict[str, Any]], timeout: float, scrat
 
 def _died(messages: str, code: int | None) -> dict[str, Any]:
     """Why a child ended without answering, from what it wrote on stderr."""
-    if "out of memory" in messages or "cannot allocate memory" in messages:
+    # Go says "out of memory", or, when a new thread's stack is what the data limit refuses,
+    # "pthread_create failed: Resource temporarily unavailable"
+    if any(sign in messages for sign in ("out of memory", "cannot allocate memory", "pthread_create failed")):
         return {"error": f"rendering needed more than {MEMORY >> 20} MiB of memory and was stopped", "stage": "limit"}
     last = messages.strip().splitlines()[-1:] or [f"exit code {code}"]
     return {"error": f"the rendering process failed: {last[0][:300]}", "stage": "limit"}

@@ -518,6 +518,15 @@ def test_time_and_memory_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert "more than 1 MiB" in render.problems[0].message
 
 
+
+def test_a_child_stopped_by_the_memory_limit_says_memory_however_go_words_it() -> None:
+    """Under the data limit Go dies with "out of memory", or, when the stack of a new thread is what
+    the limit refuses, with "pthread_create failed" (seen in CI, not reproducible on demand)."""
+    for dying in ("fatal error: runtime: out of memory\n",
+                  "runtime/cgo: pthread_create failed: Resource temporarily unavailable\nSIGABRT: abort\n"):
+        assert "more than" in helm._died(dying, 2)["error"] and "memory" in helm._died(dying, 2)["error"]
+    assert helm._died("panic: something else\n", 2)["error"] == "the rendering process failed: panic: something else"
+
 # -- YAML comments on template lines ------------------------------------------------------------
 
 LABELS_HELPER = '{{- define "demo.labels" -}}\napp: web\ntier: api\n{{- end }}\n'
