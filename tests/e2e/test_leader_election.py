@@ -62,6 +62,14 @@ def pods_marked(controller: Controller) -> float:
     return value(text, "fieldwarden_controller_pods_marked_total")
 
 
+def marked_by(controller: Controller, count: float) -> None:
+    """The controller's count of pods marked reaches `count` (it counts just after the API server
+    stored the condition, so a moment after the pod shows it), and stays there."""
+    wait_for(lambda: pods_marked(controller) >= count, f"{controller.identity} to count {count:g} pods marked", 5,
+             interval=0.05)
+    assert pods_marked(controller) == count
+
+
 def create_pod(installation: Installation, namespace: str, name: str) -> None:
     installation.cluster.api.create(f"/api/v1/namespaces/{namespace}/pods", gated_pod(name))
 
@@ -114,7 +122,7 @@ def test_after_a_crash_the_standby_takes_over_once_the_lease_expires_and_marks_t
 
     create_pod(installation, namespace, "after")
     wait_marked(installation, namespace, "while-nobody-leads", "after")
-    assert pods_marked(standby) == 2
+    marked_by(standby, 2)
 
 
 def test_a_clean_stop_releases_the_lease_and_the_standby_takes_over_at_its_next_retry(
@@ -140,4 +148,4 @@ def test_a_clean_stop_releases_the_lease_and_the_standby_takes_over_at_its_next_
 
     create_pod(installation, namespace, "after")
     wait_marked(installation, namespace, "after")
-    assert pods_marked(standby) == before + 1
+    marked_by(standby, before + 1)
