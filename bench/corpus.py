@@ -400,25 +400,34 @@ class Corpus:
 def write(folder: Path, seed: int = 7, objects: int = 20_000, namespaces: int = 100) -> dict[str, Any]:
     """(Re)generate the corpus into `folder` unless an identical one is already there."""
     stamp = {"version": VERSION, "seed": seed, "objects": objects, "namespaces": namespaces}
-    stamp_file = folder / STAMP
-    if stamp_file.exists():
-        try:
-            stored = json.loads(stamp_file.read_text())
-            if {k: stored.get(k) for k in stamp} == stamp:
-                return dict(stored)
-        except ValueError:
-            pass
-    if folder.exists():
-        shutil.rmtree(folder)
+    stored = generated(folder, stamp)
+    if stored is not None:
+        return stored
     corpus = Corpus(seed, objects, namespaces)
     corpus.generate()
-    for name, text in corpus.files.items():
+    return replace(folder, corpus.files, {**stamp, "object_count": corpus.count, "problems": corpus.problems})
+
+
+def generated(folder: Path, stamp: dict[str, Any]) -> dict[str, Any] | None:
+    """What `folder` holds, as its stamp file says, when it was generated with these settings; else None."""
+    try:
+        stored = json.loads((folder / STAMP).read_text())
+    except (OSError, ValueError):
+        return None
+    return dict(stored) if isinstance(stored, dict) and {k: stored.get(k) for k in stamp} == stamp else None
+
+
+def replace(folder: Path, files: dict[str, str], info: dict[str, Any]) -> dict[str, Any]:
+    """`folder` emptied and filled with `files` (relative path -> text), and stamped with `info`
+    (plus the files' count and size), which is returned."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    for name, text in files.items():
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    info = {**stamp, "files": len(corpus.files), "object_count": corpus.count,
-            "bytes": sum(len(t.encode()) for t in corpus.files.values()), "problems": corpus.problems}
-    stamp_file.write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
+    info = {**info, "files": len(files), "bytes": sum(len(t.encode()) for t in files.values())}
+    (folder / STAMP).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
     return info
 
 

@@ -19,15 +19,15 @@ gives the same bytes.
 from __future__ import annotations
 
 import argparse
-import json
 import random
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
+import corpus  # bench/corpus.py: the stamp that spares regenerating
+
 VERSION = 1  # bump when the output changes, so cached corpora are regenerated
-STAMP = ".corpus-stamp"
+STAMP = corpus.STAMP
 
 _WORDS = (
     "atlas beacon birch cedar comet delta ember falcon fern glacier harbor iris jade juniper kestrel "
@@ -916,26 +916,13 @@ spec:
 def write(folder: Path, seed: int = 7, charts: int = 40, apps: int = 20) -> dict[str, Any]:
     """(Re)generate the repository into `folder` unless an identical one is already there."""
     stamp = {"version": VERSION, "seed": seed, "charts": charts, "apps": apps}
-    stamp_file = folder / STAMP
-    if stamp_file.exists():
-        try:
-            stored = json.loads(stamp_file.read_text())
-            if {k: stored.get(k) for k in stamp} == stamp:
-                return dict(stored)
-        except ValueError:
-            pass
-    if folder.exists():
-        shutil.rmtree(folder)
+    stored = corpus.generated(folder, stamp)
+    if stored is not None:
+        return stored
     units = Units(seed, charts, apps)
     units.generate()
-    for name, text in units.files.items():
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    info = {**stamp, "files": len(units.files), "bytes": sum(len(t.encode()) for t in units.files.values()),
-            "helm_units": units.helm_units, "kustomize_units": units.kustomize_units, "problems": units.problems}
-    stamp_file.write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
-    return info
+    return corpus.replace(folder, units.files, {**stamp, "helm_units": units.helm_units,
+                                                "kustomize_units": units.kustomize_units, "problems": units.problems})
 
 
 def main(argv: list[str] | None = None) -> int:
