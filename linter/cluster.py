@@ -4,7 +4,9 @@ The `kubernetes` package, unchanged, loads the kubeconfig (`--kubeconfig`, else 
 ~/.kube/config; in a pod without one, its service account) with `--context`, authenticates and
 speaks to the API server; `DynamicClient.request` carries each request, as it does for every
 version of the client's transport. Nothing here decides anything: `Cluster.send` takes plain
-requests and gives back status codes and decoded JSON (linter/live.py plans and judges).
+requests and gives back status codes and decoded JSON (linter/live.py plans and judges); each
+request first passes livepath.guard, which lets out no path that is not clean and nothing but
+GETs and dry runs, whatever planned it.
 
 Every request has a connect and a read timeout, at most `parallel` are in flight (a thread
 pool over one pooled connection set), and API discovery is done by linter/live.py with these
@@ -25,6 +27,7 @@ from kubernetes.dynamic.exceptions import DynamicApiError
 
 from .. import __version__
 from .live import LiveError, Request, Response
+from .livepath import guard
 
 CONNECT_TIMEOUT = 5.0
 
@@ -83,6 +86,7 @@ class Cluster:
         return list(self._pool.map(self._one, requests))
 
     def _one(self, request: Request) -> Response:
+        guard(request)  # the one gate: a clean path, and no write (anything but GET carries dryRun=All)
         try:
             reply = self._dynamic.request(
                 request.method, request.path, body=request.body, query_params=list(request.query),

@@ -42,6 +42,7 @@ from ..policies.model import FieldPath, ObjectKey, format_path, lighter
 from ..policies.registry import RULES
 from ..policies.rule import LIVE
 from .analyse import Finding
+from .livepath import LiveError as LiveError, collection_path, group_version_path, item_path, label_problem, name_problem
 
 LIST_MIN = 8  # objects of one resource in one namespace: from here one LIST is cheaper than GETs
 PAGE = 500  # items per LIST page
@@ -50,14 +51,11 @@ PREDICTED = ("FW502", "FW503", "FW505", "FW506")
 HPA_VERSIONS = ("autoscaling/v2", "autoscaling/v1")
 VPA_VERSION = "autoscaling.k8s.io/v1"
 APPLY_PATCH = "application/apply-patch+yaml"
+BAD_NAME = "bad name"
 
 Place = tuple[str, int, int]  # (file, line, column)
 # where a field is written: a Place, or (file, line, column, approximate); None: in no file being linted
 Located = Union[Place, tuple[str, int, int, bool], None]
-
-
-class LiveError(Exception):
-    """The live checks cannot run (no cluster, refused credentials, no rights): exit code 2."""
 
 
 class Request(NamedTuple):
@@ -129,10 +127,11 @@ class Resource(NamedTuple):
     namespaced: bool
 
     def collection(self, namespace: str) -> str:
-        return f"{self.base}/namespaces/{namespace}/{self.plural}" if self.namespaced else f"{self.base}/{self.plural}"
+        """Its collection's path (names checked and encoded: livepath.py)."""
+        return collection_path(self.base, self.plural, namespace if self.namespaced else "")
 
     def item(self, namespace: str, name: str) -> str:
-        return f"{self.collection(namespace)}/{name}"
+        return item_path(self.base, self.plural, namespace if self.namespaced else "", name)
 
 
 class _Item:
@@ -151,6 +150,8 @@ class _Item:
         self.refusal: dict[str, Any] | None = None
         self.fresh: dict[str, Any] | None = None
         self.skip = ""  # why it is not checked
+        self.bad_name = ""  # with skip BAD_NAME: what is wrong with its name or namespace
+        self.bad_field: FieldPath = ()
         self.missing_namespace = 0
         self.hpas: list[Mapping[str, Any]] = []
         self.vpas: list[Mapping[str, Any]] = []
@@ -220,7 +221,7 @@ def _discover(api: Sender, versions: Iterable[str]) -> tuple[dict[tuple[str, str
     for group in (first[1].body or {}).get("groups") or ():
         groups[str(group.get("name"))] = [str(v.get("version")) for v in group.get("versions") or ()]
     served = [v for v in wanted if v.rpartition("/")[2] in groups.get(api_group(v), ())]
-    paths = [f"/api/{v}" if "/" not in v else f"/apis/{v}" for v in served]
+    paths = [group_version_path(v) for v in served]
     catalog: dict[tuple[str, str], Resource] = {}
     for version, path, response in zip(served, paths, api.send([Request("GET", p) for p in paths])):
         if response.status == 404:
@@ -228,7 +229,7 @@ def _discover(api: Sender, versions: Iterable[str]) -> tuple[dict[tuple[str, str
         _fatal(response, f"read the API's discovery ({path})")
         for resource in (response.body or {}).get("resources") or ():
             name = str(resource.get("name") or "")
-            if name and "/" not in name:
+            if name and "/" not in name and not label_problem(name):
                 catalog.setdefault((version, str(resource.get("kind"))), Resource(path, name, bool(resource.get("namespaced"))))
     return catalog, groups
 
@@ -270,9 +271,30 @@ def _place(items: list[_Item], catalog: dict[tuple[str, str], Resource], groups:
             meta = item.source.obj.get("metadata")
             namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
             item.namespace = namespace if isinstance(namespace, str) and namespace else item.source.default_namespace
+        _check_names(item)
+    bad = [i for i in items if i.skip == BAD_NAME]
+    if bad:
+        notices.append(f"--cluster: {len(bad)} object{_s(len(bad))} with a name or namespace the API server refuses not "
+                       f"checked, and no request sent for {'it' if len(bad) == 1 else 'them'}: "
+                       + "; ".join(f"{i.kind} {i.bad_name}" for i in bad[:3]) + (" ..." if len(bad) > 3 else ""))
     if pending:
         notices.append(f"--cluster: {pending} object{_s(pending)} of kinds whose CustomResourceDefinition these "
                        "manifests create not checked")
+
+
+def _check_names(item: _Item) -> None:
+    """An object whose namespace or name the API server would refuse is not requested (BAD_NAME, reported as FW501)."""
+    problem = label_problem(item.namespace) if item.namespace else None
+    if problem is not None:
+        item.bad_name = f"namespace {problem}"
+        item.bad_field = ("metadata", "namespace")
+    else:
+        problem = name_problem(canonical_group(api_group(item.api_version), item.kind), item.kind, item.name)
+        if problem is None:
+            return
+        item.bad_name = f"name {problem}"
+        item.bad_field = ("metadata", "name")
+    item.skip = BAD_NAME
 
 
 def _get(obj: Any, *path: str) -> Any:
@@ -286,7 +308,7 @@ def _get(obj: Any, *path: str) -> Any:
 def _namespaces(api: Sender, items: list[_Item], notices: list[str]) -> None:
     names = sorted({i.namespace for i in items if not i.skip and i.namespace})
     created = {i.name for i in items if (i.api_version, i.kind) == ("v1", "Namespace")}
-    responses = api.send([Request("GET", f"/api/v1/namespaces/{n}") for n in names]) if names else []
+    responses = api.send([Request("GET", item_path("/api/v1", "namespaces", "", n)) for n in names]) if names else []
     denied = False
     for name, response in zip(names, responses):
         if response.status == 404:
@@ -323,6 +345,7 @@ def _fetch_live(api: Sender, items: list[_Item], notices: list[str]) -> None:
     denied: dict[str, int] = {}
     for item, response in zip(single, api.send(requests) if requests else []):
         if response.status == 200 and isinstance(response.body, dict):
+            _same_object(item, response.body, "get")
             item.live = response.body
         elif _forbidden(response):
             item.skip = "forbidden"
@@ -345,6 +368,7 @@ def _fetch_live(api: Sender, items: list[_Item], notices: list[str]) -> None:
             if live is not None:
                 live.setdefault("apiVersion", member.api_version)  # list items omit them
                 live.setdefault("kind", member.kind)
+                _same_object(member, live, "list")
                 member.live = live
     if denied:
         count = sum(denied.values())
@@ -459,7 +483,25 @@ def _dry_runs(api: Sender, items: list[_Item], options: LiveOptions, catalog: di
              and settings_for(i.source.file).enabled("FW507")]
     for item, response in zip(fresh, api.send([_fresh_request(i, options) for i in fresh]) if fresh else []):
         if 200 <= response.status < 300 and isinstance(response.body, dict) and item.live is not None:
+            _same_object(item, response.body, "dry-run the create of", generated=True)
             item.fresh = _as_live(response.body, item.live)
+
+
+def _same_object(item: _Item, body: Mapping[str, Any], doing: str, generated: bool = False) -> None:
+    """LiveError unless the API server's answer is the object asked about (kind, group, namespace, name)."""
+    from .livepath import shown
+
+    found = body.get("metadata")
+    meta: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    kind, version = body.get("kind"), body.get("apiVersion")
+    name, namespace = meta.get("name"), meta.get("namespace") or ""
+    same_name = isinstance(name, str) and (name.startswith(item.name[:40] + "-") if generated else name == item.name)
+    if kind == item.kind and isinstance(version, str) and api_group(version) == api_group(item.api_version) \
+            and same_name and namespace == item.namespace:
+        return
+    got = "/".join(shown(str(part)) for part in (version, kind, namespace, name) if part)
+    raise LiveError(f"--cluster: asked to {doing} {item.key.label()}, the API server answered about {got}: refusing to "
+                    "go on (a proxy or a path that does not lead where it should)")
 
 
 def _changes(live: Mapping[str, Any], result: Mapping[str, Any]) -> bool:
@@ -473,6 +515,7 @@ def _changes(live: Mapping[str, Any], result: Mapping[str, Any]) -> bool:
 def _take(item: _Item, response: Response) -> None:
     body = response.body if isinstance(response.body, dict) else {"message": str(response.body), "code": response.status}
     if 200 <= response.status < 300:
+        _same_object(item, body, "dry-run the apply of")
         item.result = body
         return
     if response.status == 401:
@@ -588,6 +631,11 @@ def _judge(items: list[_Item], options: LiveOptions, settings_for: Callable[[str
     findings: list[tuple[Finding, LiveObject]] = []
     explained: set[int] = set()  # the items a rule has reported on
     for item in items:
+        if item.skip == BAD_NAME:
+            finding = _bad_name(item, settings_for)
+            if finding is not None:
+                findings.append((finding, item.source))
+            continue
         if item.skip not in ("", "unserved", "missing namespace"):
             continue
         if item.skip == "missing namespace" and not item.missing_namespace:
@@ -614,6 +662,16 @@ def _judge(items: list[_Item], options: LiveOptions, settings_for: Callable[[str
                     findings.append((finding, item.source))
     _other_failures([i for i in items if id(i) not in explained], findings, settings_for)
     return findings
+
+
+def _bad_name(item: _Item, settings_for: Callable[[str], Settings]) -> Finding | None:
+    """FW501 on an object whose name or namespace the API server refuses (nothing was sent for it)."""
+    message = f"the API server refuses this object: its {item.bad_name}; not checked against the cluster (no request sent)"
+    hint = "use a name the API server accepts (kubectl apply would fail the same way)"
+    for path in (item.bad_field, ()):
+        if item.source.locate(path) is not None:
+            return _finding(item, "FW501", path, message, hint, lambda severity: severity, settings_for)
+    return None
 
 
 def _finding(item: _Item, code: str, path: FieldPath, message: str, hint: str, severity: Callable[[str], str],

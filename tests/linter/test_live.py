@@ -156,7 +156,8 @@ class Recorder:
         if request.method == "GET" and request.path.endswith("/configmaps"):
             page = int(dict(request.query).get("continue") or 0)
             more = {"continue": str(page + 1)} if page + 1 < self.pages else {}
-            return Response(200, {"metadata": more, "items": [{"metadata": {"name": f"c{page}"}}]})
+            namespace = request.path.split("/")[4]
+            return Response(200, {"metadata": more, "items": [{"metadata": {"name": f"c{page}", "namespace": namespace}}]})
         return Response(404, {"kind": "Status", "code": 404, "reason": "NotFound", "message": "not found"})
 
 
@@ -396,3 +397,125 @@ def test_a_finding_placed_approximately_on_a_rendered_object_says_so(tmp_path: P
         assert main(["lint", "--cluster", "--select", "FW5", "--format", "text"]) == 1
     assert out.getvalue().startswith("app/kustomization.yaml:2:5: FW501 error: ConfigMap/default/settings-")
     assert out.getvalue().splitlines()[0].endswith("[apply-rejected-invalid] (place approximate)")
+
+
+# --- request paths: names checked and encoded; only reads and dry runs leave -------------------------
+
+HOSTILE = "x/../../../../../apis/apps/v1/namespaces/shop/deployments/web#"
+
+
+def test_the_issues_hostile_namespace_sends_nothing_for_its_objects_and_is_fw501(tmp_path: Path, sender: Applier) -> None:
+    root = git_repo(tmp_path, {
+        ".fieldwarden.yaml": "cluster: {apply-mode: client}\n",
+        "argocd/web.yaml": "\n".join([
+            "apiVersion: argoproj.io/v1alpha1", "kind: Application", "metadata: {name: web, namespace: argocd}",
+            "spec:", "  project: default", "  source: {repoURL: https://example.com/deploy.git, path: app}",
+            f"  destination: {{server: https://kubernetes.default.svc, namespace: '{HOSTILE}'}}"]) + "\n",
+        "app/deploy.yaml": web_deployment(image="attacker.example/backdoor:1"),
+    })
+    run = lint(["--cluster", "--select", "FW5"], cwd=root)
+    assert not [r for r in sender.requests if "deployments" in r.path or r.method != "GET"]
+    assert all("#" not in r.path and ".." not in r.path for r in sender.requests)
+    assert ("app/deploy.yaml", "FW501") in [(f["file"], f["code"]) for f in run.findings]
+    message = next(f["message"] for f in run.findings if f["file"] == "app/deploy.yaml")
+    assert "not a valid DNS-1123 label" in message and "no request sent" in message
+    assert "1 object with a name or namespace the API server refuses not checked" in run.stderr
+
+
+@pytest.mark.parametrize("kind, name, namespace", [
+    ("ConfigMap", "../secrets/dbpass", "shop"),  # climbs to another resource
+    ("ConfigMap", "..", "shop"),
+    ("ConfigMap", "web#", "shop"),  # cuts the query off
+    ("ConfigMap", "web?dryRun=None", "shop"),
+    ("ConfigMap", "a%2F..", "shop"),
+    ("ConfigMap", "Web", "shop"),  # what the API server refuses anyway
+    ("ConfigMap", "web", "shop/../kube-system"),
+    ("ConfigMap", "web", "Shop"),
+])
+def test_a_name_or_namespace_the_api_server_refuses_is_never_requested(kind: str, name: str, namespace: str) -> None:
+    sender = Applier()
+    obj = LiveObject({"apiVersion": "v1", "kind": kind, "metadata": {"name": name, "namespace": namespace}},
+                     "f.yaml", 0, (), f"{kind}/{name}", lambda path: ("f.yaml", 4 if path else 1, 3))
+    result = check([obj], LiveOptions(), lambda f: live_settings(), sender)
+    assert [r.path for r in sender.requests] == ["/api", "/apis", "/api/v1"]  # discovery only
+    assert [(f.code, f.line) for f in result.findings] == [("FW501", 4)]
+    assert any("name or namespace the API server refuses" in n for n in result.notices)
+
+
+def test_rbac_names_are_path_segments_and_are_encoded() -> None:
+    from fieldwarden.linter.livepath import item_path, name_problem
+
+    assert name_problem("rbac.authorization.k8s.io", "ClusterRole", "system:aggregate-to-view") is None
+    assert name_problem("", "ConfigMap", "system:aggregate-to-view") is not None
+    assert name_problem("rbac.authorization.k8s.io", "ClusterRole", "..") is not None
+    assert item_path("/apis/rbac.authorization.k8s.io/v1", "clusterroles", "", "a b:c") == (
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles/a%20b:c")
+
+
+@pytest.mark.parametrize("request_, allowed", [
+    (Request("GET", "/api/v1/namespaces/shop/configmaps/web"), True),
+    (Request("PATCH", "/api/v1/namespaces/shop/configmaps/web", (("dryRun", "All"),)), True),
+    (Request("POST", "/api/v1/namespaces/shop/configmaps", (("fieldManager", "x"), ("dryRun", "All"))), True),
+    (Request("PATCH", "/api/v1/namespaces/shop/configmaps/web"), False),
+    (Request("POST", "/api/v1/namespaces/shop/configmaps", (("dryRun", "all"),)), False),
+    (Request("DELETE", "/api/v1/namespaces/shop/configmaps/web", (("dryRun", "None"),)), False),
+    (Request("PUT", "/api/v1/namespaces/shop/configmaps/web", (("dryrun", "All"),)), False),
+    (Request("GET", "/api/v1/namespaces/x/../../apis/apps/v1/namespaces/shop/deployments/web"), False),
+    (Request("GET", "/api/v1/namespaces/shop/configmaps/web#"), False),
+    (Request("GET", "/api/v1/namespaces/shop/configmaps/web?dryRun=All"), False),
+    (Request("GET", "/api/v1/namespaces/shop/configmaps/a%2F%2e%2e"), False),
+    (Request("GET", "api/v1"), False),
+])
+def test_the_gate_lets_out_only_clean_paths_and_no_write_without_dry_run(request_: Request, allowed: bool) -> None:
+    from fieldwarden.linter.livepath import PathError, guard
+
+    if allowed:
+        guard(request_)
+    else:
+        with pytest.raises(PathError, match="refusing to send"):
+            guard(request_)
+
+
+def test_the_cluster_edge_sends_no_write_without_dry_run(tmp_path: Path) -> None:
+    """Whatever planned it, Cluster.send refuses before connecting (a listening socket sees nothing)."""
+    from fieldwarden.linter.cluster import Cluster
+    from fieldwarden.linter.livepath import PathError
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    listener.settimeout(0.3)
+    try:
+        cluster = Cluster(str(kubeconfig(tmp_path, f"https://127.0.0.1:{listener.getsockname()[1]}")), None)
+        with pytest.raises(PathError, match="without dryRun=All"):
+            cluster.send([Request("PATCH", "/apis/apps/v1/namespaces/shop/deployments/web", (), "{}")])
+        with pytest.raises(PathError, match="not a clean request path"):
+            cluster.send([Request("GET", "/api/v1/namespaces/x/../y"), Request("GET", "/api")])
+        cluster.close()
+        with pytest.raises(socket.timeout):
+            listener.accept()
+    finally:
+        listener.close()
+
+
+class Elsewhere(Applier):
+    """An Applier whose answers are about another object than the one asked about (a misrouting proxy)."""
+
+    def answer(self, request: Request) -> Response:
+        if request.method == "GET" and request.path.endswith("/configmaps/c0"):
+            return Response(200, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "c0", "namespace": "shop"}})
+        if request.method == "GET" and request.path.endswith("/configmaps/c1"):
+            return Response(200, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c1", "namespace": "x"}})
+        if request.method == "PATCH":
+            return Response(200, {"apiVersion": "apps/v1", "kind": "ConfigMap",
+                                  "metadata": {"name": "c2", "namespace": "shop"}})
+        return super().answer(request)
+
+
+@pytest.mark.parametrize("which, said", [(0, '"v1"/"Secret"/"shop"/"c0"'), (1, '"v1"/"ConfigMap"/"x"/"c1"'),
+                                         (2, '"apps/v1"/"ConfigMap"/"shop"/"c2"')])
+def test_an_answer_about_another_object_stops_the_run(which: int, said: str) -> None:
+    from fieldwarden.linter.live import LiveError
+
+    with pytest.raises(LiveError, match=f"ConfigMap/shop/c{which}, the API server answered about {said}: refusing"):
+        check(objects(3)[which:which + 1], LiveOptions(), lambda f: live_settings(), Elsewhere())
