@@ -15,14 +15,29 @@ A null, absent, `{}` or `[]` value counts as the same "empty" value. Specs neste
 deeper than Python's recursion limit are compared without recursion and judged like
 any other (a change is named at most 32 keys deep).
 
-Sub-resources are never judged (the rule answers nothing):
+Sub-resources:
 - `pods/status`: the kubelet and controllers write conditions and container
-  statuses; the API server ignores spec changes sent there;
-- `pods/resize`: in-place pod resize and the VPA's `InPlaceOrRecreate` mode change
-  container `resources` there, on purpose and without a restart of the pod;
-- `pods/ephemeralcontainers`: `kubectl debug` adds ephemeral containers there;
+  statuses, and the API server ignores spec changes sent there; but it stores label
+  and annotation changes, so only the exemption check below is made there;
+- `pods/resize` and `pods/ephemeralcontainers` are judged like a pod update (their
+  spec change is named: `spec.containers[name=app].resources`,
+  `spec.ephemeralContainers`) only when option `subresources` lists them; by default
+  they are not: an in-place resize (and the VPA's `InPlaceOrRecreate` mode) changes
+  container `resources` on purpose without a restart, and `kubectl debug` is the
+  cluster's break-glass tool, which RBAC on those sub-resources already controls (the
+  API server lets nothing else change through them, metadata included);
 - anything else (`binding`, `eviction`, `exec`, ... are not UPDATEs of the pod spec).
-Register the webhook for `pods` only; the rule returns nothing for sub-resources anyway.
+
+Exemptions cannot be granted by the request they would exempt: the webhook reads the
+`fieldwarden.io/ignore` annotation from `oldObject` on UPDATE, and this rule denies a
+`pods` or `pods/status` UPDATE that adds or changes that annotation, or that sets the
+opt-out label (option `opt-out-label`, the chart's `admission.optOutLabel`, whose
+objectSelector skips pods so labelled) to its opt-out value. Removing either is
+allowed. Whoever may exempt a running pod is, in effect, not policed by this rule: list
+them in `exempt-users` / `exempt-groups`, which skip the rule, this check included. A
+pod created with the annotation or the label is exempt from the start: that is its
+creator's decision (for a workload's pods, the template's), which FW401, a rule about
+updates, does not police.
 
 Pods that still carry `spec.schedulingGates` in `oldObject` have never been scheduled,
 and queue controllers (Kueue and the like) finish them: with
@@ -80,8 +95,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ..model import ERROR, FieldPath, format_path
+from ..suppression import ANNOTATION
 from ..rule import ADMISSION, COMMON_DEFAULTS, COMMON_OPTIONS, ENFORCEMENT_DEFAULT, ENFORCEMENT_OPTION
 from ._readiness_gate import CONDITION_TYPE_SCHEMA, DEFAULT_CONDITION_TYPE, pod_condition
+
+# Pod sub-resources `subresources` may name; `status` is always looked at (for exemptions only).
+OPTIONAL_SUBRESOURCES = ("ephemeralcontainers", "resize")
+STATUS = "status"
+LABEL_VALUE_SCHEMA: dict[str, Any] = {
+    "type": "string", "pattern": r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$", "maxLength": 63,
+}
 
 if TYPE_CHECKING:  # the webhook's request model: the linter reads this rule's options only
     from ..admission import AdmissionRequest, AutoscalerIndex, Verdict
@@ -107,6 +130,21 @@ OPTIONS: dict[str, Any] = {
         **CONDITION_TYPE_SCHEMA,
         "description": "the readiness-gate condition require-gate-false reads (FW402's condition-type)",
     },
+    "opt-out-label": {
+        "type": "object",
+        "properties": {"key": CONDITION_TYPE_SCHEMA, "value": LABEL_VALUE_SCHEMA},
+        "required": ["key", "value"],
+        "additionalProperties": False,
+        "description": "the label {key, value} whose pods the webhook is never sent (the chart's "
+        "admission.optOutLabel): a pod update may not set it",
+    },
+    "subresources": {
+        "type": "array",
+        "items": {"enum": list(OPTIONAL_SUBRESOURCES)},
+        "uniqueItems": True,
+        "description": "pod sub-resources judged like a pod update: ephemeralcontainers (kubectl debug), "
+        "resize (in-place resize, the VPA's InPlaceOrRecreate)",
+    },
 }
 DEFAULTS: dict[str, Any] = {
     **COMMON_DEFAULTS,
@@ -114,6 +152,8 @@ DEFAULTS: dict[str, Any] = {
     "allow-gated-pod-scheduling-changes": True,
     "require-gate-false": False,
     "gate-condition-type": DEFAULT_CONDITION_TYPE,
+    "opt-out-label": {"key": "fieldwarden.io/admission", "value": "disabled"},
+    "subresources": [],
 }
 
 CONTAINER_LISTS = ("containers", "initContainers")
@@ -128,8 +168,11 @@ _MAX_PATH_PARTS = 32
 
 
 def validate(request: AdmissionRequest, conf: Mapping[str, Any], autoscalers: AutoscalerIndex) -> Verdict | None:
-    """Deny a Pod UPDATE whose spec changes anything but container images."""
-    if request.operation != "UPDATE" or request.group != "" or request.kind != "Pod" or request.sub_resource:
+    """Deny a Pod UPDATE whose spec changes anything but container images, or that grants an exemption."""
+    sub = request.sub_resource
+    if request.operation != "UPDATE" or request.group != "" or request.kind != "Pod" or request.resource != "pods":
+        return None
+    if sub and sub != STATUS and sub not in (conf.get("subresources") or ()):
         return None
     old, new = request.old_object, request.object
     # (`type(...) is dict` first: the objects are parsed JSON, and typing's isinstance is slow)
@@ -137,9 +180,11 @@ def validate(request: AdmissionRequest, conf: Mapping[str, Any], autoscalers: Au
         type(new) is not dict and not isinstance(new, Mapping)
     ):
         return None
+    reasons = exemption_changes(old, new, conf.get("opt-out-label") or DEFAULTS["opt-out-label"])
+    if sub == STATUS:  # the API server keeps the spec there: only the metadata can grant anything
+        return _verdict(reasons)
     old_spec, new_spec = _mapping(old.get("spec")), _mapping(new.get("spec"))
     gated = bool(conf.get("allow-gated-pod-scheduling-changes", True)) and bool(old_spec.get("schedulingGates"))
-    reasons: list[str] = []
     changes = _spec_changes(old_spec, new_spec, new, gated) + _bad_images(new_spec, new)
     if changes:
         reasons.append(
@@ -155,11 +200,40 @@ def validate(request: AdmissionRequest, conf: Mapping[str, Any], autoscalers: Au
                 f'an image may only change while the pod\'s condition {condition_type} is "False", and it is '
                 f"{shown} (set it to False first so the pod leaves its Services, then change the image)"
             )
+    return _verdict(reasons)
+
+
+def _verdict(reasons: list[str]) -> Verdict | None:
     if not reasons:
         return None
     from ..admission import Verdict  # (the webhook's module: loaded by the time it asks)
 
     return Verdict(False, "; ".join(reasons))
+
+
+EXEMPTION_DENIED = " (only subjects exempt from this rule, its exempt-users and exempt-groups, may exempt a running pod)"
+
+
+def exemption_changes(old: Mapping[str, Any], new: Mapping[str, Any], opt_out: Mapping[str, Any]) -> list[str]:
+    """Why the update grants the pod an exemption: the ignore annotation added or changed, the opt-out label set."""
+    found: list[str] = []
+    old_note, new_note = _meta(old, "annotations", ANNOTATION), _meta(new, "annotations", ANNOTATION)
+    if new_note is not None and new_note != old_note:
+        verb = "adds" if old_note is None else "changes"
+        found.append(f"a pod update may not grant exemptions; this one {verb} the annotation {ANNOTATION}"
+                     + EXEMPTION_DENIED)
+    key, value = str(opt_out.get("key")), opt_out.get("value")
+    if _meta(new, "labels", key) == value and _meta(old, "labels", key) != value:
+        found.append(f"a pod update may not grant exemptions; this one sets the opt-out label {key}={value}"
+                     + EXEMPTION_DENIED)
+    return found
+
+
+def _meta(obj: Mapping[str, Any], field: str, key: str) -> Any:
+    """metadata.<field>[key] (labels or annotations), or None."""
+    meta = obj.get("metadata")
+    entries = meta.get(field) if isinstance(meta, dict) else None
+    return entries.get(key) if isinstance(entries, dict) else None
 
 
 def _spec_changes(

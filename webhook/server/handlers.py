@@ -7,9 +7,11 @@ Flask app only moves bytes. `/validate` runs the validating admission rules
 - the configuration disables it (`select` / `ignore`);
 - the request's namespace is in its `exempt-namespaces`, the user in `exempt-users`,
   or one of the user's groups in `exempt-groups`;
-- the object (on DELETE, the old object) names it in its `fieldwarden.io/ignore`
-  annotation (the linter honours the same annotation; whoever may edit the object may
-  exempt it).
+- the stored object names it in its `fieldwarden.io/ignore` annotation: on UPDATE and
+  DELETE the old object's annotation counts, on CREATE the new object's (the linter
+  honours the same annotation). A request cannot exempt itself: an UPDATE that adds
+  the annotation is judged without it, and FW401 denies adding or changing it on a pod
+  (and setting the pod opt-out label) unless the requester is exempt from FW401.
 
 Operations other than CREATE, UPDATE, DELETE and CONNECT are allowed untouched; so are
 kinds no rule knows (the rules decide what they look at). A `dryRun` request gets the
@@ -234,7 +236,7 @@ def _applicable(plan: Sequence[_Step], request: AdmissionRequest) -> _Applicable
             reason = "exempt group"
         else:
             if not annotated:
-                obj = request.object if request.object is not None else request.old_object
+                obj = request.old_object if request.old_object is not None else request.object
                 codes = annotation_codes(obj) if obj is not None else False
                 annotated = True
             if codes is False or not covers(codes if isinstance(codes, tuple) else None, rule.CODE, rule.NAME):

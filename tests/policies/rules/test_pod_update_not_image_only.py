@@ -233,7 +233,7 @@ def env_change(pod: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("sub_resource", ["status", "resize", "ephemeralcontainers", "binding"])
-def test_sub_resources_are_never_judged(sub_resource: str) -> None:
+def test_sub_resources_spec_changes_are_not_judged_by_default(sub_resource: str) -> None:
     def resize(pod: dict[str, Any]) -> None:
         container(pod)["resources"] = {"requests": {"cpu": "2"}}
         pod["spec"]["ephemeralContainers"] = [{"name": "debugger", "image": "busybox"}]
@@ -242,6 +242,98 @@ def test_sub_resources_are_never_judged(sub_resource: str) -> None:
     req = update(new=resize)
     assert judge(req) is not None  # the same change on the pod itself is denied
     assert judge(req._replace(sub_resource=sub_resource)) is None
+
+
+def test_listed_sub_resources_are_judged_like_a_pod_update() -> None:
+    def debug(pod: dict[str, Any]) -> None:
+        pod["spec"]["ephemeralContainers"] = [{"name": "debugger", "image": "busybox"}]
+
+    def resize(pod: dict[str, Any]) -> None:
+        container(pod)["resources"] = {"requests": {"cpu": "2"}}
+
+    debugged = update(new=debug)._replace(sub_resource="ephemeralcontainers")
+    resized = update(new=resize)._replace(sub_resource="resize")
+    assert judge(debugged, subresources=["resize"]) is None
+    assert "this one also changes spec.ephemeralContainers (roll" in denied(debugged, subresources=["ephemeralcontainers"])
+    assert judge(resized, subresources=["ephemeralcontainers"]) is None
+    assert "changes spec.containers[name=c].resources (roll" in denied(resized, subresources=["resize"])
+
+
+# --- exemptions cannot be self-granted ----------------------------------------------------
+
+OPT_OUT = ("fieldwarden.io/admission", "disabled")
+
+
+def annotate(value: str | None) -> Edit:
+    def edit(pod: dict[str, Any]) -> None:
+        notes = pod["metadata"].setdefault("annotations", {})
+        if value is None:
+            notes.pop("fieldwarden.io/ignore", None)
+        else:
+            notes["fieldwarden.io/ignore"] = value
+    return edit
+
+
+def label(key: str, value: str | None) -> Edit:
+    def edit(pod: dict[str, Any]) -> None:
+        labels = pod["metadata"].setdefault("labels", {})
+        if value is None:
+            labels.pop(key, None)
+        else:
+            labels[key] = value
+    return edit
+
+
+@pytest.mark.parametrize("sub_resource", ["", "status"])
+@pytest.mark.parametrize("old, new, says", [
+    (None, "FW401", "this one adds the annotation fieldwarden.io/ignore"),
+    (None, "", "this one adds the annotation fieldwarden.io/ignore"),
+    ("FW402", "FW401,FW402", "this one changes the annotation fieldwarden.io/ignore"),
+])
+def test_adding_or_changing_the_ignore_annotation_is_denied(
+        sub_resource: str, old: str | None, new: str, says: str) -> None:
+    message = denied(update(sample="pod-update-label.json", old=annotate(old), new=annotate(new))
+                     ._replace(sub_resource=sub_resource))
+    assert message.startswith(f"a pod update may not grant exemptions; {says} (only subjects exempt")
+
+
+def test_the_reproduction_names_the_annotation_and_the_spec_change() -> None:
+    def tolerate(pod: dict[str, Any]) -> None:
+        pod["spec"]["tolerations"].append({"key": "example.com/spot", "operator": "Exists"})
+
+    message = denied(update(new=lambda pod: (annotate("FW401")(pod), tolerate(pod))))
+    assert "adds the annotation fieldwarden.io/ignore" in message
+    assert "this one also changes spec.tolerations" in message
+
+
+@pytest.mark.parametrize("sub_resource", ["", "status"])
+def test_setting_the_opt_out_label_is_denied(sub_resource: str) -> None:
+    req = update(sample="pod-update-label.json", new=label(*OPT_OUT))._replace(sub_resource=sub_resource)
+    assert "this one sets the opt-out label fieldwarden.io/admission=disabled" in denied(req)
+    other = update(sample="pod-update-label.json", new=label("example.com/off", "yes"))
+    assert judge(other) is None
+    assert "sets the opt-out label example.com/off=yes" in denied(
+        other, opt_out_label={"key": "example.com/off", "value": "yes"})
+
+
+def test_keeping_or_removing_an_exemption_is_allowed() -> None:
+    def exempt(pod: dict[str, Any]) -> None:
+        annotate("FW401")(pod)
+        label(*OPT_OUT)(pod)
+
+    assert judge(update(sample="pod-update-label.json", both=exempt)) is None
+    removed = update(sample="pod-update-label.json", both=exempt,
+                     new=lambda pod: (annotate(None)(pod), label(OPT_OUT[0], None)(pod)))
+    assert judge(removed) is None
+    assert judge(update(sample="pod-update-label.json", both=exempt, new=label(OPT_OUT[0], "enabled"))) is None
+
+
+def test_a_status_write_is_judged_for_exemptions_only() -> None:
+    def status_and_spec(pod: dict[str, Any]) -> None:
+        pod["status"]["phase"] = "Failed"
+        pod["spec"]["activeDeadlineSeconds"] = 5
+
+    assert judge(update(new=status_and_spec)._replace(sub_resource="status")) is None
 
 
 def test_other_kinds_and_operations_are_not_judged() -> None:
@@ -344,6 +436,12 @@ def test_options_are_validated_at_load_time() -> None:
         validate({"rules": {"FW401": {"gate-condition-type": "not a condition"}}}, "cfg")
     with pytest.raises(ConfigError):
         validate({"rules": {"pod-update-not-image-only": {"enforcement": "maybe"}}}, "cfg")
+    validate({"rules": {"FW401": {"subresources": ["resize", "ephemeralcontainers"],
+                                  "opt-out-label": {"key": "example.com/off", "value": "yes"}}}}, "cfg")
+    for bad in ({"subresources": ["status"]}, {"subresources": ["resize", "resize"]},
+                {"opt-out-label": {"key": "example.com/off"}}, {"opt-out-label": {"key": "a b", "value": "x"}}):
+        with pytest.raises(ConfigError):
+            validate({"rules": {"FW401": bad}}, "cfg")
 
 
 # --- nesting deeper than Python recurses ----------------------------------------------------

@@ -152,9 +152,12 @@ def labelled(name: str, **labels: str) -> dict[str, Any]:
     return edit(review(name), change)
 
 
-def annotated(name: str, value: str, field: str = "object") -> dict[str, Any]:
+def annotated(name: str, value: str, *fields: str) -> dict[str, Any]:
+    """The review with the ignore annotation on the stored object (and the new one, if any), or on `fields`."""
     def change(request: dict[str, Any]) -> None:
-        request[field]["metadata"].setdefault("annotations", {})["fieldwarden.io/ignore"] = value
+        for field in fields or ("oldObject", "object"):
+            if request[field] is not None:
+                request[field]["metadata"].setdefault("annotations", {})["fieldwarden.io/ignore"] = value
 
     return edit(review(name), change)
 
@@ -213,7 +216,14 @@ class TestMachinery:
 
     def test_on_delete_the_old_objects_annotation_counts(self) -> None:
         assert call("validate", review("pod-delete"), fake())["allowed"] is False
-        assert call("validate", annotated("pod-delete", "FW491", field="oldObject"), fake())["allowed"] is True
+        assert call("validate", annotated("pod-delete", "FW491", "oldObject"), fake())["allowed"] is True
+
+    def test_an_update_cannot_exempt_itself_the_stored_objects_annotation_counts(self) -> None:
+        def deny(r: dict[str, Any]) -> None:
+            r["object"]["metadata"]["labels"].update(verdict="deny")
+
+        assert call("validate", edit(annotated("pod-update-label", "FW491", "object"), deny), fake())["allowed"] is False
+        assert call("validate", edit(annotated("pod-update-label", "FW491", "oldObject"), deny), fake())["allowed"] is True
 
     def test_unknown_operations_are_allowed_untouched(self) -> None:
         data = edit(labelled("pod-update-label", verdict="deny"), lambda r: r.update(operation="PATCH"))
@@ -397,6 +407,24 @@ class TestPodUpdateNotImageOnly:
         assert call("validate", data, settings())["allowed"] is True
         data = edit(annotated("pod-update-set-image", "FW402"), with_env)
         assert call("validate", data, settings())["allowed"] is False
+
+    def test_the_pods_updater_cannot_exempt_it(self) -> None:
+        """The issue's `kubectl patch`: the ignore annotation and a toleration in one request."""
+        def patch(request: dict[str, Any]) -> None:
+            request["object"]["spec"]["tolerations"].append({"key": "example.com/spot", "operator": "Exists"})
+        data = edit(annotated("pod-update-set-image", "FW401", "object"), patch)
+        message = call("validate", data, settings())["status"]["message"]
+        assert message.startswith("[FW401 pod-update-not-image-only] a pod update may not grant exemptions; "
+                                  "this one adds the annotation fieldwarden.io/ignore")
+        assert "also changes spec.tolerations" in message
+        label = edit(review("pod-update-label"), lambda r: r["object"]["metadata"]["labels"].update(
+            {"fieldwarden.io/admission": "disabled"}))
+        assert call("validate", label, settings())["allowed"] is False
+        status = edit(label, lambda r: r.update(subResource="status"))
+        assert call("validate", status, settings())["allowed"] is False
+        for exempt in ({"exempt-users": ["cluster-admin"]}, {"exempt-groups": ["system:masters"]}):
+            assert call("validate", data, settings(FW401=exempt))["allowed"] is True
+            assert call("validate", status, settings(FW401=exempt))["allowed"] is True
 
     def test_dry_run_same_answer(self) -> None:
         data = edit(review("pod-update-set-image"), with_env)
