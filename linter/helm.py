@@ -15,7 +15,8 @@ one for all the value sets of a chart), under a time limit per set and a memory 
 private copy of the chart holding only the chart's own files:
 Helm's loader follows symlinks out of a chart (their targets become `.Files`), and its schema
 validation loads `$ref`s of values.schema.json from disk and network; neither reaches the
-copy (links out of the chart and schemas with outside references are left out, and said so).
+copy (links out of the chart are left out, and a schema is given to Helm only when
+helm_schema.py proves it self-contained; either is said).
 The template functions themselves are sandboxed by Helm: `.Files` sees only chart files,
 `env`/`expandenv` do not exist, `lookup` returns nothing and `getHostByName` resolves
 nothing when rendering offline (tests/linter/test_helm.py checks each).
@@ -39,13 +40,13 @@ from typing import Any, ContextManager, Iterable, Iterator, NamedTuple, Sequence
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from . import helm_child, helmmap, inline_values
+from . import helm_child, helm_schema, helmmap, inline_values
 from .loader import load
 from .rendered import FieldPath, Place, Render, RenderedObject, RenderProblem
 from .units import InlineValues
 
 EXTRA = helm_child.EXTRA  # the optional dependency's extra in pyproject.toml
-SOURCES = (__file__, helmmap.__file__, helm_child.__file__, inline_values.__file__)  # the code a render depends on besides Helm (for a render cache's key)
+SOURCES = (__file__, helmmap.__file__, helm_child.__file__, helm_schema.__file__, inline_values.__file__)  # the code a render depends on besides Helm (for a render cache's key)
 RELEASE = "release-name"  # `helm template`'s release name when none is given
 TIMEOUT = 60.0  # seconds a render may take, child process start included
 MEMORY = 1 << 30  # bytes of data the rendering process may hold
@@ -516,12 +517,13 @@ class _Layout:
         made: set[str] = set()  # folders of the copy created so far
         for name, data in self.files.items():
             if name.rsplit("/", 1)[-1] == "values.schema.json":
-                reference = _foreign_reference(data)
-                if reference is not None:
+                try:
+                    data = helm_schema.screen(data)
+                except helm_schema.Unsafe as exc:
                     shown = self.archived.get(name) or _join(self.chart, name)
                     problems.append(RenderProblem(shown, 1, 1, (
-                        f"values.schema.json refers to {reference!r} outside itself: fieldwarden does not "
-                        "fetch it, and renders without checking the values against this schema")))
+                        f"values.schema.json not used: {exc}; fieldwarden gives Helm only a schema it can prove "
+                        "self-contained, so the values are not checked against this one")))
                     continue
             path = copy / name
             folder = name.rpartition("/")[0]
@@ -546,34 +548,6 @@ def _dependencies(meta: Any, requirements: Any) -> list[dict[str, Any]]:
         if isinstance(source, dict) and isinstance(source.get("dependencies"), list):
             found.extend(source["dependencies"])
     return [d for d in found if isinstance(d, dict)]
-
-
-def _foreign_reference(data: bytes) -> str | None:
-    """The first `$ref` (or `$schema`) of a schema that leads out of the file, if any.
-
-    References within the file (`#/$defs/x`, or the `$id` of a schema embedded in it) stay in;
-    the JSON Schema meta-schemas are built into Helm's validator.
-    """
-    try:
-        schema = json.loads(data)
-    except (ValueError, RecursionError):
-        return None  # Helm reports a broken schema itself
-    found: list[tuple[str, str]] = []
-    stack: list[Any] = [schema]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            found.extend((key, value) for key, value in item.items() if key.startswith("$") and isinstance(value, str))
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    embedded = {value.split("#", 1)[0] for key, value in found if key == "$id"}
-    for key, value in found:
-        if key in ("$ref", "$dynamicRef", "$recursiveRef") and value.split("#", 1)[0] not in ("", *embedded):
-            return value
-        if key == "$schema" and not re.match(r"https?://json-schema\.org/", value):
-            return value
-    return None
 
 
 # -- the child process ------------------------------------------------------------------------

@@ -1,0 +1,139 @@
+"""linter/helm.py on a chart written by an attacker: no reads outside the chart, no connections,
+bounded archives, bounded time (issue 20, items 4-6)."""
+
+from __future__ import annotations
+
+import http.server
+import os
+import socketserver
+import threading
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from fieldwarden.linter import helm, helm_schema
+from fieldwarden.linter.rendered import Render
+
+CHART = "apiVersion: v2\nname: demo\nversion: 1.0.0\n"
+
+
+def chart(root: Path, files: dict[str, bytes | str]) -> Path:
+    for name, content in {"demo/Chart.yaml": CHART, "demo/templates/cm.yaml": "kind: ConfigMap\n", **files}.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+    return root
+
+
+def problems(render: Render) -> list[tuple[str, int, int, str]]:
+    return [(p.file, p.line, p.column, p.message) for p in render.problems]
+
+
+# -- item 4: values.schema.json ---------------------------------------------------------------
+
+class Listener(socketserver.ThreadingTCPServer):
+    """A loopback HTTP server that counts the connections it accepts (and would serve a schema)."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        self.connections = 0
+        super().__init__(("127.0.0.1", 0), Handler)
+
+    def verify_request(self, request: object, client_address: object) -> bool:
+        self.connections += 1
+        return True
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        body = b'{"type": "object"}'  # a schema that rejects the chart's values: a fetch would show as an error
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    server = Listener()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def outside_fifo(tmp_path: Path) -> Path:
+    """A file outside the chart that Helm cannot read without the render hanging: a FIFO nobody writes."""
+    fifo = tmp_path / "outside.json"
+    os.mkfifo(fifo)
+    return fifo
+
+
+@pytest.mark.parametrize("variant", ["invalid-utf8", "id-in-examples", "relative-ref", "unknown-meta-schema",
+                                     "duplicate-key", "nested-id"])
+def test_a_schema_that_is_not_provably_self_contained_is_not_used(
+        tmp_path: Path, listener: Listener, variant: str) -> None:
+    url = f"http://127.0.0.1:{listener.server_address[1]}/meta.json"
+    fifo = outside_fifo(tmp_path)
+    refs = f'"properties": {{"a": {{"$ref": "{url}"}}, "b": {{"$ref": "{fifo.as_uri()}"}}}}'
+    schema = {
+        "invalid-utf8": b'{"description": "caf\xe9", ' + refs.encode() + b"}",
+        "id-in-examples": f'{{"examples": [{{"$id": "{url}"}}, {{"$id": "{fifo.as_uri()}"}}], {refs}}}'.encode(),
+        "relative-ref": b'{"properties": {"a": {"$ref": "../../' + os.fsencode(fifo).lstrip(b"/") + b'"}}}',
+        "unknown-meta-schema": f'{{"$schema": "{url}", "properties": {{"a": {{"type": "integer"}}}}}}'.encode(),
+        "duplicate-key": f'{{"properties": {{"a": {{"$ref": "#/$defs/x", "$ref": "{url}"}}}}, "$defs": {{"x": {{}}}}}}'.encode(),
+        "nested-id": f'{{"properties": {{"a": {{"$id": "{url}", "$ref": "#"}}}}}}'.encode(),
+    }[variant]
+    root = chart(tmp_path / "project", {"demo/values.schema.json": schema, "demo/values.yaml": "a: 1\nb: 1\n"})
+    render = helm.render_chart(root, "demo", [], timeout=20)
+    assert listener.connections == 0
+    # reading the FIFO would have hung the render until its time limit; the schema was simply left out
+    assert len(render.objects) == 1, problems(render)
+    (file, line, column, message), = problems(render)
+    assert (file, line, column) == ("demo/values.schema.json", 1, 1)
+    assert "values.schema.json not used" in message and "not checked" in message
+
+
+def test_a_self_contained_schema_is_used_as_written(tmp_path: Path, listener: Listener) -> None:
+    """Fragment references, a root $id, the built-in meta-schemas: Helm validates with the schema,
+    and nothing is fetched (the root $id names a listening server)."""
+    url = f"http://127.0.0.1:{listener.server_address[1]}/meta.json"
+    schema = ('{"$schema": "http://json-schema.org/schema#", "$id": "' + url + '", '
+              '"properties": {"replicas": {"$ref": "#/$defs/count"}, "name": {"$anchor": "nm", "type": "string"}, "alias": {"$ref": "#nm"}, '
+              '"c": {"description": "caf\u00e9 \\u00e9"}}, '
+              '"examples": [{"replicas": 2, "id": "x"}], "$defs": {"count": {"type": "integer", "minimum": 1}}}')
+    root = chart(tmp_path / "good", {"demo/values.schema.json": schema, "demo/values.yaml": "replicas: 1\nname: x\n",
+                                     "bad.yaml": "replicas: 0\n"})
+    assert not helm.render_chart(root, "demo", []).problems
+    render = helm.render_chart(root, "demo", ["bad.yaml"])
+    assert [p[:3] for p in problems(render)] == [("bad.yaml", 1, 1)] and "minimum" in render.problems[0].message
+    assert listener.connections == 0
+
+
+def test_the_screen_reads_what_go_reads() -> None:
+    """Each way Python and Go could read a schema differently is refused, with the reason."""
+    refused = {
+        b'{"a": "\xff"}': "not UTF-8",
+        b'\xef\xbb\xbf{}': "not valid JSON",
+        b'{"a": NaN}': "NaN",
+        b'{"a": 1, "a": 2}': "twice",
+        b'{"\\ud800": {}}': "surrogate",
+        b'{"$ref": {"x": 1}}': "leads outside",
+        b'{"items": [{"$dynamicRef": "https://x/y#meta"}]}': "leads outside",
+        b'{"$schema": "http://json-schema.org/draft-03/schema#"}': "meta-schema",
+        b'{"$schema": "http://json-schema.org/draft-04/schema#", "properties": {"a": {"id": "other.json"}}}': "below the root",
+        b"[" * 300 + b"]" * 300: "nested too deeply",
+    }
+    for data, reason in refused.items():
+        with pytest.raises(helm_schema.Unsafe, match=reason):
+            helm_schema.screen(data)
+    assert helm_schema.screen(b'{"$id": "https://example.com/s.json", "description": "\xc3\xa9"}') == \
+        b'{"$id": "https://example.com/s.json", "description": "\\u00e9"}'
+    assert helm_schema.screen(b'{"examples": [{"id": "not draft 4"}], "default": {"$ref": "#"}}')
