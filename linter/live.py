@@ -97,7 +97,7 @@ class LiveObject(NamedTuple):
 
 
 class LiveOptions(NamedTuple):
-    """How the team applies, and how to reach the cluster."""
+    """How the team applies, and how to reach the cluster (kubeconfig, context: only the command line's)."""
 
     apply_mode: str = SERVER
     field_manager: str | None = None
@@ -107,6 +107,8 @@ class LiveOptions(NamedTuple):
     context: str | None = None
     timeout: float = 30.0
     parallel: int = 16
+    sensitive: tuple[str, ...] = ()  # KIND:PATH of fields whose values findings never print (and Secrets' data)
+    notices: tuple[str, ...] = ()  # about the options themselves (a configuration's ignored keys)
 
     @property
     def manager(self) -> str:

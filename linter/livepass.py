@@ -18,7 +18,6 @@ and says how to install it when it is missing.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
@@ -46,12 +45,24 @@ def live_codes() -> tuple[str, ...]:
     return tuple(entry for code, rule in RULES.items() if rule.SCOPE == LIVE for entry in (code, str(rule.NAME)))
 
 
+TARGET_KEYS = ("kubeconfig", "context")  # where to connect, with which credentials: never from a configuration file
+
+
 def options_from(args: Any, settings: Settings) -> LiveOptions:
-    """The command line over the configuration's `cluster:` section (see policies/config.py)."""
+    """The command line over the configuration's `cluster:` section (see policies/config.py).
+
+    A configuration file may sit in the tree being linted, which may be a stranger's pull request:
+    it says how the team applies, never where to connect or with which credentials (its
+    `kubeconfig` and `context` are ignored, with a notice; those come from --kubeconfig,
+    --context, $KUBECONFIG or ~/.kube/config). Whatever it says, every request is a GET or a dry
+    run (livepath.guard), and it can turn --read-only on, never off.
+    """
     conf: Mapping[str, Any] = getattr(settings, "cluster", None) or {}
-    kubeconfig = getattr(args, "kubeconfig", None) or conf.get("kubeconfig")
-    if kubeconfig and not getattr(args, "kubeconfig", None) and settings.source:
-        kubeconfig = os.path.join(os.path.dirname(settings.source), os.path.expanduser(str(kubeconfig)))
+    ignored = [key for key in TARGET_KEYS if key in conf]
+    notices = (f"--cluster: {settings.source or 'the configuration'}: cluster.{' and cluster.'.join(ignored)} ignored: "
+               "a configuration file never chooses the cluster or the credentials (use --kubeconfig, --context or "
+               "$KUBECONFIG)",) if ignored else ()
+    kubeconfig = getattr(args, "kubeconfig", None)
     mode = getattr(args, "apply_mode", None) or conf.get("apply-mode") or SERVER
     if mode not in APPLY_MODES:
         raise LiveError(f"--apply-mode must be one of {', '.join(APPLY_MODES)}")
@@ -61,9 +72,11 @@ def options_from(args: Any, settings: Settings) -> LiveOptions:
         read_only=bool(getattr(args, "read_only", False) or conf.get("read-only", False)),
         force_conflicts=bool(getattr(args, "force_conflicts", False) or conf.get("force-conflicts", False)),
         kubeconfig=str(kubeconfig) if kubeconfig else None,
-        context=getattr(args, "context", None) or conf.get("context"),
+        context=getattr(args, "context", None),
         timeout=float(conf.get("timeout", 30)),
         parallel=int(conf.get("parallel", 16)),
+        sensitive=tuple(str(entry) for entry in conf.get("sensitive-fields") or ()),
+        notices=notices,
     )
 
 
@@ -76,15 +89,20 @@ def run(report: Report, targets: Sequence[Source], settings_for: Callable[[str],
                         f"{INSTALL}") from None
     written, texts = _read(targets, settings_for, report.units)
     objects = live_objects(report.units, written, settings_for)
-    cluster = Cluster(options.kubeconfig, options.context, options.timeout, options.parallel)
     try:
-        found = check(objects, options, settings_for, cluster)
-    finally:
-        cluster.close()
+        cluster = Cluster(options.kubeconfig, options.context, options.timeout, options.parallel)
+        try:
+            found = check(objects, options, settings_for, cluster)
+        finally:
+            cluster.close()
+    except LiveError as error:  # say what was ignored here too: it may be why the cluster is not the one expected
+        if not options.notices:
+            raise
+        raise LiveError("; ".join((str(error), *options.notices))) from None
     live, used = _suppress(found.findings, found.about, texts, objects)
     kept = [f for f in report.findings if not _used_elsewhere(f, used)]
     findings = sorted(kept + _merged(live), key=lambda f: (f.file, f.line, f.column, f.code))
-    return report._replace(findings=findings, notices=[*report.notices, *found.notices])
+    return report._replace(findings=findings, notices=[*report.notices, *options.notices, *found.notices])
 
 
 class _Text:

@@ -39,17 +39,34 @@ WEBHOOK_SCHEMA: dict[str, Any] = {
 
 CLUSTER_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "description": "`fieldwarden lint --cluster`: how to reach the cluster and how the team applies "
-    "(the command line's options win); the webhook ignores it",
+    "description": "`fieldwarden lint --cluster`: how the team applies (the command line's options win); the "
+    "webhook ignores it. Where to connect and with which credentials never come from a configuration file: only "
+    "from --kubeconfig/--context, $KUBECONFIG or ~/.kube/config. Every request is a GET or a dry run "
+    "(dryRun=All), whatever this section says",
     "additionalProperties": False,
     "properties": {
-        "kubeconfig": {"type": "string", "minLength": 1, "description": "kubeconfig file (relative to this file)"},
-        "context": {"type": "string", "minLength": 1, "description": "kubeconfig context"},
-        "apply-mode": {"enum": ["server", "client"], "description": "server-side apply, or client-side kubectl apply"},
+        "kubeconfig": {"type": "string", "minLength": 1,
+                       "description": "ignored, with a notice: a configuration file (which may come with the files "
+                       "being linted) never chooses the cluster or the credentials; use --kubeconfig or $KUBECONFIG"},
+        "context": {"type": "string", "minLength": 1,
+                    "description": "ignored, with a notice: a configuration file never chooses the cluster or the "
+                    "credentials; use --context"},
+        "apply-mode": {"enum": ["server", "client"],
+                       "description": "server-side apply, or client-side kubectl apply (either is only dry-run)"},
         "field-manager": {"type": "string", "minLength": 1, "maxLength": 128,
-                          "description": "the deploy tool's field manager"},
-        "force-conflicts": {"type": "boolean", "description": "the team's server-side applies force conflicts"},
-        "read-only": {"type": "boolean", "description": "only GET and LIST: no dry runs"},
+                          "description": "the deploy tool's field manager (only named in dry runs)"},
+        "force-conflicts": {"type": "boolean",
+                            "description": "the team's server-side applies force conflicts (only dry-run)"},
+        "read-only": {"type": "boolean",
+                      "description": "only GET and LIST: no dry runs (true here or --read-only: either makes it so)"},
+        "sensitive-fields": {
+            "type": "array", "maxItems": 200, "uniqueItems": True,
+            "items": {"type": "string", "pattern": r"^(\*|[A-Za-z][A-Za-z0-9]*):[^\s:]+$", "maxLength": 512},
+            "description": "fields whose values live findings never print, as KIND:PATH (KIND or a path step may "
+            "be *; a path covers what lies below it), e.g. ConfigMap:data, "
+            "*:spec.template.spec.containers[*].env[*].value; a Secret's data and stringData are never printed "
+            "anyway",
+        },
         "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 600,
                     "description": "seconds a request may take"},
         "parallel": {"type": "integer", "minimum": 1, "maximum": 64, "description": "requests in flight at most"},

@@ -108,10 +108,28 @@ def test_the_cluster_section_of_the_configuration() -> None:
     args = type("Args", (), {"apply_mode": None, "kubeconfig": None, "context": "prod", "field_manager": None,
                              "read_only": False, "force_conflicts": False})()
     options = options_from(args, settings)
+    # the configuration's kubeconfig is ignored (see the tests below), the command line's context taken
     assert (options.apply_mode, options.kubeconfig, options.context, options.read_only, options.manager) == (
-        "client", "/repo/kube/ci.yaml", "prod", True, "kubectl-client-side-apply")
+        "client", None, "prod", True, "kubectl-client-side-apply")
     args.apply_mode = "server"
     assert options_from(args, settings).manager == "kubectl"
+
+
+def test_a_configuration_file_never_chooses_the_cluster_and_only_turns_read_only_on() -> None:
+    from fieldwarden.linter.livepass import options_from
+
+    args = type("Args", (), {"apply_mode": None, "kubeconfig": None, "context": None, "field_manager": None,
+                             "read_only": True, "force_conflicts": False})()
+    tree = Settings({"cluster": {"kubeconfig": "kube.yaml", "context": "prod", "read-only": False}},
+                    source="/repo/.fieldwarden.yaml")
+    options = options_from(args, tree)
+    assert (options.kubeconfig, options.context, options.read_only) == (None, None, True)
+    assert options.notices == ("--cluster: /repo/.fieldwarden.yaml: cluster.kubeconfig and cluster.context ignored: a "
+                               "configuration file never chooses the cluster or the credentials (use --kubeconfig, "
+                               "--context or $KUBECONFIG)",)
+    args.kubeconfig, args.context = "/home/ci/kube.yaml", "staging"
+    assert options_from(args, tree)[4:6] == ("/home/ci/kube.yaml", "staging")
+    assert options_from(args, Settings({"cluster": {"apply-mode": "client"}})).notices == ()
 
 
 def live_settings(data: dict[str, object] | None = None) -> Settings:
@@ -519,3 +537,75 @@ def test_an_answer_about_another_object_stops_the_run(which: int, said: str) -> 
 
     with pytest.raises(LiveError, match=f"ConfigMap/shop/c{which}, the API server answered about {said}: refusing"):
         check(objects(3)[which:which + 1], LiveOptions(), lambda f: live_settings(), Elsewhere())
+
+
+# --- the linted tree never chooses the cluster or the credentials -----------------------------------
+
+def listening() -> socket.socket:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0.3)
+    return listener
+
+
+def connected(listener: socket.socket) -> bool:
+    """Whether anything connected to the listener (the kernel queues a connection until it is accepted)."""
+    try:
+        listener.accept()[0].close()
+        return True
+    except socket.timeout:
+        return False
+
+
+def test_a_kubeconfig_in_the_tree_with_an_exec_plugin_is_not_loaded(tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    plugin = {"apiVersion": "client.authentication.k8s.io/v1", "command": "/bin/sh", "interactiveMode": "Never",
+              "args": ["-c", f"touch {marker}; echo '{{\"apiVersion\":\"client.authentication.k8s.io/v1\","
+                             "\"kind\":\"ExecCredential\",\"status\":{\"token\":\"t\"}}'"]}
+    config = json.loads(kubeconfig(tmp_path, f"https://127.0.0.1:{closed_port()}").read_text())
+    config["users"][0]["user"] = {"exec": plugin}
+    write(tmp_path, "kube.yaml", json.dumps(config))
+    write(tmp_path, ".fieldwarden.yaml", "cluster: {kubeconfig: kube.yaml}\n")
+    write(tmp_path, "deploy.yaml", DEPLOYMENT)
+    for extra in ([], ["--read-only"]):
+        done = run(["--cluster", *extra, "deploy.yaml"], tmp_path)  # no $KUBECONFIG, no ~/.kube/config
+        assert done.returncode == 2 and "--cluster needs a cluster: no kubeconfig" in done.stderr
+        assert "cluster.kubeconfig ignored: a configuration file never chooses the cluster" in done.stderr
+        assert not marker.exists()
+
+
+def test_a_token_file_in_a_tree_kubeconfig_is_sent_nowhere(tmp_path: Path) -> None:
+    listener = listening()
+    try:
+        tree = json.loads(kubeconfig(tmp_path, f"https://127.0.0.1:{listener.getsockname()[1]}").read_text())
+        tree["users"][0]["user"] = {"tokenFile": "/etc/hostname"}
+        write(tmp_path, "repo/kube.yaml", json.dumps(tree))
+        write(tmp_path, "repo/.fieldwarden.yaml", "cluster: {kubeconfig: kube.yaml}\n")
+        write(tmp_path, "repo/deploy.yaml", DEPLOYMENT)
+        ours = kubeconfig(tmp_path / "ci", f"https://127.0.0.1:{closed_port()}")
+        done = run(["--cluster", "deploy.yaml"], tmp_path / "repo", env={"KUBECONFIG": str(ours)})
+        assert done.returncode == 2 and "cannot reach the API server at https://127.0.0.1:" in done.stderr
+        assert "cluster.kubeconfig ignored" in done.stderr
+        assert not connected(listener)
+    finally:
+        listener.close()
+
+
+def test_a_context_in_the_tree_does_not_switch_the_ci_kubeconfigs_context(tmp_path: Path) -> None:
+    listener = listening()
+    try:
+        config = json.loads(kubeconfig(tmp_path, f"https://127.0.0.1:{closed_port()}").read_text())
+        config["clusters"].append({"name": "prod", "cluster": {"server": f"https://127.0.0.1:{listener.getsockname()[1]}",
+                                                               "insecure-skip-tls-verify": True}})
+        config["users"].append({"name": "prod-admin", "user": {"token": "prod-token"}})
+        config["contexts"].append({"name": "prod", "context": {"cluster": "prod", "user": "prod-admin"}})
+        ours = write(tmp_path, "ci/kubeconfig", json.dumps(config))
+        write(tmp_path, "repo/.fieldwarden.yaml", "cluster: {context: prod}\n")
+        write(tmp_path, "repo/deploy.yaml", DEPLOYMENT)
+        done = run(["--cluster", "deploy.yaml"], tmp_path / "repo", env={"KUBECONFIG": str(ours)})
+        assert done.returncode == 2 and "cannot reach the API server" in done.stderr
+        assert "cluster.context ignored" in done.stderr
+        assert not connected(listener)
+    finally:
+        listener.close()
