@@ -76,7 +76,9 @@ connections mid-stream), `set_unavailable` (503 for everything), `crash` and `re
 same port again with a new watch cache: every resumed watch is 410 Gone; `restart(forbidden=N)`
 answers its first N requests 403 Forbidden, as kube-apiserver v1.32 answered fieldwarden's
 service accounts for a moment after a restart: it serves before its RBAC authorizer has
-synced, tests/e2e/test_apiserver_restart.py), `hold_lists`
+synced, tests/e2e/test_apiserver_restart.py; `restart(crd_unready=N)` answers the first N
+requests for the VPA CRD's path 503 with `Retry-After: 5`, as kube-apiserver v1.32 answers a
+CRD's path until its handler is installed), `hold_lists`
 (list requests wait until released: a slow server; `lists_waiting` counts them),
 `install_crd` / `remove_crd`; `calls` records every HTTP request (method, path, content
 type, parsed body, answer, User-Agent); `writes(...)` filters the HTTP writes;
@@ -876,6 +878,7 @@ class FakeApiServer:
         self._down = False  # crash() until restart(): nothing listens on the port
         self._lists_held = False
         self._forbidden = 0  # requests still to answer 403 after restart(forbidden=N)
+        self._crd_unready = 0  # VPA requests still to answer 503 + Retry-After after restart(crd_unready=N)
         self.lists_waiting = 0  # list requests held by hold_lists() now
         self._connections: set[socket.socket] = set()  # open client connections, reset by crash()
         self._random = random.Random()
@@ -1060,14 +1063,15 @@ class FakeApiServer:
             except OSError:
                 pass
 
-    def restart(self, forbidden: int = 0) -> None:
+    def restart(self, forbidden: int = 0, crd_unready: int = 0) -> None:
         """Listen again on the same port, as a freshly started API server. Its first writes (its
         identity Lease, the `kubernetes` Endpoints: objects this fake does not keep) move the
         resourceVersion on, and its watch cache begins there, so a watch resumed from any
         resourceVersion seen before is 410 Gone (the way `gone_as_http` says); lists work.
         (A real one may also resume such a watch from etcd's history while its watch cache
         starts, until etcd is compacted: the fake plays the case that needs a relist.)
-        The first `forbidden` requests are answered 403 Forbidden (an authorizer not synced yet)."""
+        The first `forbidden` requests are answered 403 Forbidden (an authorizer not synced yet); the
+        first `crd_unready` requests for VPAs 503 with `Retry-After: 5` (a CRD's path not installed yet)."""
         port = self._server.server_port
         with self._cond:
             if not self._down:
@@ -1076,6 +1080,7 @@ class FakeApiServer:
             self._floor = self._version
             self._history.clear()
             self._forbidden = forbidden
+            self._crd_unready = crd_unready
         for attempt in range(50):
             try:
                 self._listen(port)
@@ -1401,7 +1406,7 @@ class FakeApiServer:
             except ValueError as exc:
                 body_error = f"error decoding request body: {exc}"
 
-        def answer(code: int, payload: dict[str, Any]) -> None:
+        def answer(code: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
             self.calls.append(Call(collection, is_watch, version, params, code, method, parts.path, content_type, body,
                                    route.namespace if route else None, route.name if route else None,
                                    route.subresource if route else None, user_agent))
@@ -1409,6 +1414,8 @@ class FakeApiServer:
             handler.send_response(code)
             handler.send_header("Content-Type", "application/json")
             handler.send_header("Content-Length", str(len(data)))
+            for header, text in (headers or {}).items():
+                handler.send_header(header, text)
             handler.end_headers()
             handler.wfile.write(data)
 
@@ -1425,6 +1432,11 @@ class FakeApiServer:
                 return answer(403, status(403, "Forbidden", (
                     f'{forbidden.qualified}{named} is forbidden: User "system:serviceaccount:fake:fake" cannot '
                     f'{verb} resource "{forbidden.resource}" in API group "{forbidden.group}" {scope}')))
+            if self._crd_unready > 0 and collection == VPA:
+                self._crd_unready -= 1  # kube-apiserver's words (its handler for paths not installed yet)
+                return answer(503, status(503, "ServiceUnavailable", "the request has been made before all known "
+                                          "HTTP paths have been installed, please try again",
+                                          {"retryAfterSeconds": 5}), {"Retry-After": "5"})
             if method == "GET" and parts.path.rstrip("/") == "/api/v1":  # discovery (Helm asks before a `lookup`)
                 return answer(200, _core_discovery())
             if route is None or collection is None or (collection == VPA and not self._crd):

@@ -15,9 +15,13 @@ later empties the VPA side (its watch answers 404). The CRD watch counts for nei
 `ready()` turns true once HPAs were listed and VPAs were listed or found absent, and
 stays true. `stale()` is true while either collection has had no successful list or
 watch activity (a list, a watch connection opened, an event, a watch that ended
-cleanly) for `stale_after` seconds, and while either waits for a relist after a 410 Gone
-(changes were missed: a restarted API server answers every resumed watch so); what a
-request does then is the webhook's choice.
+cleanly) for `stale_after` seconds, and while either is behind (`Reflector.behind`): it waits
+for a relist after a 410 Gone (changes were missed: a restarted API server answers every
+resumed watch so), or the API server answers its requests with errors (it is up, so that
+collection can change unseen: a restarted kube-apiserver answers the VPAs' path 503 until the
+CRD's handler is installed). What a request does then is the webhook's choice.
+The API client is used without retries inside a call (`without_retries`): the reflectors must
+see that 503 at once, not wait out its `Retry-After: 5` (the VPAs came 5 s late so).
 
 `on_change(callback)` registers a callback run from the collections' threads after every
 step that may change what `ready()`, `stale()` or `describe()` say (a list, a 410, a watch
@@ -40,7 +44,7 @@ from kubernetes import client
 
 from ...policies.admission import AutoscalerIndex
 from ...policies.model import ObjectKey
-from ..kube.api import load_api_client
+from ..kube.api import load_api_client, without_retries
 from ..kube.reflector import Backoff, Reflector
 
 if TYPE_CHECKING:
@@ -112,6 +116,7 @@ class ClusterInventory:
         self.watch_timeout = int(watch_timeout)
         self.crd_retry = crd_retry
         self.request_timeout = request_timeout
+        api_client = without_retries(api_client)
         autoscaling = client.AutoscalingV2Api(api_client)
         custom = client.CustomObjectsApi(api_client)
         extensions = client.ApiextensionsV1Api(api_client)
@@ -173,11 +178,12 @@ class ClusterInventory:
 
     def stale(self) -> bool:
         age = self._age()
-        return age is None or age > self.stale_after or any(r.relist_pending for r in self._reflectors.values())
+        return age is None or age > self.stale_after or any(r.behind for r in self._reflectors.values())
 
     def describe(self) -> dict[str, Any]:
         """Size, age (seconds since the least recently active collection was last heard from) and state;
-        `relisting`: the collections whose watch expired and that wait for a relist."""
+        `relisting`: the collections whose watch expired and that wait for a relist; `behind`: those and
+        the collections the API server answers with errors (both make the inventory stale)."""
         vpa = self._reflectors["vpa"].present
         versions = {name: r.resource_version for name, r in self._reflectors.items()}
         return {
@@ -189,6 +195,7 @@ class ClusterInventory:
             "vpa_crd": {None: "unknown", True: "present", False: "absent"}[vpa],
             "resource_versions": versions,
             "relisting": sorted(name for name, r in self._reflectors.items() if r.relist_pending),
+            "behind": sorted(name for name, r in self._reflectors.items() if r.behind),
         }
 
     def on_change(self, callback: Callable[[], None]) -> None:

@@ -10,10 +10,20 @@ Every client says who it is: a User-Agent `fieldwarden/<version> (<program>)` (a
 API Priority and Fairness) set where the client is made, and every write a field manager
 (managedFields: who owns what), set where its `Pods` or `Leases` is made; the client's
 defaults would be `OpenAPI-Generator` for both.
+
+No client made here retries inside a call (`without_retries`): urllib3's default, which the
+`kubernetes` client keeps, retries a refused connection or a read timeout three times and sleeps
+out a server's `Retry-After` (503 or 429) before trying again, all inside one call. A restarted
+kube-apiserver answers a CRD's path 503 with `Retry-After: 5` until that path is installed, so
+the VPA watch sat 5 s in a call that looked, to its reflector, like one in flight: not failed,
+not stale. Every caller here has its own retry and timing (the reflectors' backoff and
+staleness, leader election's deadlines, set-image's single attempt), so each attempt is bounded
+by its `_request_timeout` and every answer, errors included, reaches the caller.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from importlib import metadata
 from typing import Any, Iterator
@@ -56,9 +66,22 @@ def load_api_client(kubeconfig: str | None = None, context: str | None = None, *
                 return None
     else:
         config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)
+    configuration.retries = False
     api_client = client.ApiClient(configuration)
     api_client.user_agent = user_agent(program)
     return api_client
+
+
+def without_retries(api_client: client.ApiClient) -> client.ApiClient:
+    """`api_client` if it does not retry inside a call, else a client like it (same configuration,
+    headers, User-Agent) that does not: every error reaches the caller at once (see the module doc)."""
+    if api_client.configuration.retries is False:
+        return api_client
+    configuration = copy.copy(api_client.configuration)  # (shallow: credentials and their refresh hook shared)
+    configuration.retries = False
+    made = client.ApiClient(configuration)
+    made.default_headers.update(api_client.default_headers)  # the User-Agent among them
+    return made
 
 
 class NoCluster(Exception):

@@ -12,6 +12,11 @@ A `Reflector` runs in a thread of its owner and calls back with what it learns:
   restarted API server is asked to resume) means relist, at once; only a 410 again right
   after that relist, before the watch brought anything, waits a backoff. Until the relist
   is done `relist_pending` is true: what the owner holds may miss changes;
+- `behind` is true while changes may be missed: a relist is pending, or the server's last
+  answer to this collection was an error status (it is up, so the collection can change, and
+  nothing watches it: a restarted kube-apiserver answers a CRD's path 503 until it is
+  installed). Not after an attempt that got no answer at all: while the only API server is
+  down nothing changes;
 - other errors reconnect after an exponential backoff with jitter, capped, counted from
   the last time the server answered (a list, a watch opened, a 410, or the first error
   status after attempts that got no answer at all), so an earlier outage never lengthens
@@ -19,7 +24,9 @@ A `Reflector` runs in a thread of its owner and calls back with what it learns:
   ready: it answers 403 while its RBAC authorizer has not synced (seen with v1.32), 429
   while its watch cache fills. That first answer restarts the count, so the next attempt
   comes within `backoff.initial`, not after the backoff the outage ran up; a server that
-  keeps answering errors is still asked less and less often. After a refused connection
+  keeps answering errors is still asked less and less often. A `Retry-After` the server sends
+  is not waited out: `list_call`'s client must not retry inside a call (webhook/kube/api.py's
+  `without_retries`), or the reflector would learn of neither the error nor the wait. After a refused connection
   (nothing listens: the API server restarts, or its Service has no endpoints) the backoff
   is cut short as soon as the address accepts a TCP connection again (tried every
   `refused_probe` seconds: a refused connect costs nobody anything), so a server that
@@ -112,6 +119,7 @@ class Reflector:
         self.synced = False  # listed (or found absent) at least once
         self.present: bool | None = None  # for an optional collection: None until first asked
         self.relist_pending = False  # a 410 said the resourceVersion expired; no list since
+        self.error_answered = False  # the server's last answer was an error status (it is up; nothing watched)
         self.failures = 0  # attempts in a row that got no answer from the server (or an error status)
         self.unanswered = False  # the last failure got no answer at all (nothing listened, the connection broke)
         self.expirations = 0  # 410s in a row with nothing watched in between
@@ -119,6 +127,11 @@ class Reflector:
         self._guard = threading.Lock()
         self._response: Any = None  # the open watch response, to cut on stop
         self._rng = random.Random()
+
+    @property
+    def behind(self) -> bool:
+        """Whether changes may be being missed: a relist pending, or the server up but answering errors."""
+        return self.relist_pending or self.error_answered
 
     def run(self) -> None:
         stream = watch.Watch(return_type="object")  # "object": plain dicts, bookmarks tracked
@@ -154,11 +167,13 @@ class Reflector:
                     self.on_restart("error")
                     if self.unanswered:  # the first answer after an outage, if an error: the count starts afresh
                         self.failures = 0
+                    self.error_answered = True
                     self._fail(f"API error {error.status} {error.reason}")
             except Exception as error:  # connection refused / reset, bad JSON...: reconnect
                 if self.stopping.is_set():
                     break
                 self.on_restart("error")
+                self.error_answered = False
                 self._fail(f"{type(error).__name__}: {error}", refused=_refused_address(error), unanswered=True)
 
     def _wait_absent(self) -> None:
@@ -198,6 +213,7 @@ class Reflector:
             log.info("%s: the API server answers again (after %d failed attempts)", self.name, self.failures)
         self.failures = 0
         self.unanswered = False
+        self.error_answered = False
 
     def _fail(self, what: str, refused: tuple[str, int] | None = None, unanswered: bool = False) -> None:
         """Count a failure and wait the backoff; after a refused connection, only until the address listens."""

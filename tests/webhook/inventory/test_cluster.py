@@ -11,7 +11,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import kubernetes.config.kube_config
 import pytest
@@ -25,7 +25,7 @@ from fieldwarden.webhook.inventory.cluster import Backoff, ClusterInventory, fro
 from fieldwarden.webhook.inventory.sources import Inventory
 from tests.webhook.fake_apiserver import HPA, VPA, FakeApiServer
 from tests.webhook.kubeconfig import write_kubeconfig
-from tests.webhook.samples import FIXTURES, JSON, encode, patched, review
+from tests.webhook.samples import FIXTURES, JSON, edit, encode, patched, review
 from tests.webhook.waiting import eventually
 
 FAST = Backoff(initial=0.05, cap=0.2)
@@ -292,9 +292,9 @@ UPDATE = review("deployment-update-apply")  # replicas 3 -> 1: FW403 puts 3 back
 DENY_WHEN_STALE = Settings({"webhook": {"on-stale-inventory": "deny"}})
 
 
-def fw403(inventory: ClusterInventory, settings: Settings = DENY_WHEN_STALE) -> dict[str, Any]:
-    """The webhook's answer to the Deployment update, decided with this inventory."""
-    status, answer = admit(encode(UPDATE), JSON, MUTATE, settings, inventory)
+def fw403(inventory: ClusterInventory, settings: Settings = DENY_WHEN_STALE, data: dict[str, Any] = UPDATE) -> dict[str, Any]:
+    """The webhook's answer to the Deployment update (`data`), decided with this inventory."""
+    status, answer = admit(encode(data), JSON, MUTATE, settings, inventory)
     assert status == 200, answer
     return answer  # type: ignore[no-any-return]
 
@@ -336,3 +336,58 @@ def test_while_the_relist_after_a_restart_is_pending_the_inventory_is_stale() ->
         api.hold_lists(False)
         eventually(lambda: not inventory.stale(), "fresh after the relist", timeout=2.0)
         assert inventory.describe()["relisting"] == [] and keeps_replicas(fw403(inventory))
+
+
+# -- a restarted API server's 503 + Retry-After on a CRD's path (the VPAs) ----------------------
+
+def _resources(live: str, sent: str) -> Callable[[dict[str, Any]], None]:
+    def change(request: dict[str, Any]) -> None:
+        for side, cpu in (("oldObject", live), ("object", sent)):
+            request[side]["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": cpu}}
+    return change
+
+
+RESIZE = edit(UPDATE, _resources(live="250m", sent="500m"))  # FW403 keeps the live 250m when a VPA owns it
+VPA_WEB = {**vpa("late", "web"), "metadata": {"name": "late", "namespace": "default"}}  # controls default/web
+
+
+def keeps_cpu(answer: dict[str, Any]) -> bool:
+    container = patched(RESIZE, answer)["spec"]["template"]["spec"]["containers"][0]
+    return bool(answer["response"]["allowed"]) and container["resources"]["requests"]["cpu"] == "250m"
+
+
+def test_a_vpa_created_right_after_a_restart_whose_crd_path_answers_503_retry_after_5_is_honoured_within_2s() -> None:
+    # kube-apiserver answers a CRD's path 503 with `Retry-After: 5` until its handler is installed. The
+    # client's own retries (urllib3's default) slept those 5 s inside the call: the VPAs came 5 s after the
+    # HPAs, and nothing said the inventory was behind meanwhile.
+    with FakeApiServer() as api, running(api, backoff=Backoff()) as inventory:  # the default backoff
+        eventually(lambda: inventory.ready() and len(api.watch_versions(VPA)) == 1, "listed and watching")
+        assert not keeps_cpu(fw403(inventory, data=RESIZE))  # no VPA yet
+        api.crash()
+        time.sleep(3.0)  # refused meanwhile: the backoff grows to 1.5-2 s between attempts
+        api.restart(crd_unready=1)
+        back = time.monotonic()
+        api.apply(VPA_WEB)
+        eventually(lambda: api.list_calls(VPA) == 2, "the VPAs relisted", timeout=1.0)
+        eventually(lambda: keeps_cpu(fw403(inventory, data=RESIZE)), "FW403 keeps the VPA's cpu request",
+                   timeout=2.0 - (time.monotonic() - back))
+        assert [c.status for c in api.calls if c.collection == VPA and c.status == 503] == [503]  # it was told
+        assert not inventory.stale()
+
+
+def test_while_a_crd_path_answers_503_the_inventory_is_stale() -> None:
+    # The server is up (it answers), so VPAs can change, and this worker watches none: behind, so stale
+    # (on-stale-inventory decides); a refused connection is not (nothing can change with no API server).
+    with FakeApiServer() as api, running(api) as inventory:
+        eventually(lambda: inventory.ready() and len(api.watch_versions(VPA)) == 1, "listed and watching")
+        api.crash()
+        time.sleep(0.5)  # refused meanwhile, a few times
+        assert not inventory.stale() and inventory.describe()["behind"] == []
+        api.restart(crd_unready=20)  # FAST: 0.2 s apart at most, so some 2-4 s of 503s
+        eventually(lambda: inventory.describe()["behind"] == ["vpa"], "the VPAs behind, the HPAs not", timeout=2.0)
+        assert inventory.stale() and inventory.ready()
+        denied = fw403(inventory, data=RESIZE)["response"]
+        assert not denied["allowed"] and denied["status"]["code"] == 503  # on-stale-inventory: deny
+        eventually(lambda: not inventory.stale(), "fresh once the VPAs are relisted", timeout=10.0)
+        assert api.list_calls(VPA) == 2 and inventory.describe()["behind"] == []
+        assert sum(1 for c in api.calls if c.collection == VPA and c.status == 503) == 20

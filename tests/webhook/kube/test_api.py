@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import importlib.metadata
+import time
 from pathlib import Path
 
 import pytest
 from kubernetes import client
 
-from fieldwarden.webhook.kube.api import Leases, NoCluster, Pods, connect, load_api_client, user_agent
-from tests.webhook.fake_apiserver import LEASE, FakeApiServer
+from fieldwarden.webhook.kube.api import Leases, NoCluster, Pods, connect, load_api_client, user_agent, without_retries
+from tests.webhook.fake_apiserver import LEASE, VPA, FakeApiServer
 from tests.webhook.kubeconfig import write_kubeconfig
 from tests.webhook.pods import gated_pod
 
@@ -47,3 +48,27 @@ def test_every_write_names_its_field_manager() -> None:
         assert [(w.method, w.collection, w.status) for w in writes] == [
             ("PATCH", "pods", 200), ("PATCH", "pods", 200), ("POST", LEASE, 201), ("PUT", LEASE, 200), ("PATCH", "pods", 200)]
         assert [w.field_manager for w in writes] == ["fieldwarden-test"] * 4 + ["fieldwarden"]  # (the default)
+
+
+def test_no_client_made_here_waits_out_a_retry_after_inside_a_call(tmp_path: Path) -> None:
+    # urllib3's default retries slept out a 503's `Retry-After: 5` inside the call: a restarted
+    # kube-apiserver's answer for a CRD's path, so the VPA watch came 5 s late and its reflector never knew.
+    with FakeApiServer() as api:
+        kubeconfig = str(write_kubeconfig(tmp_path / "kubeconfig", api.url))
+        made = load_api_client(kubeconfig, "fake", program="webhook")
+        assert made is not None
+        plain = client.ApiClient(client.Configuration(host=api.url))
+        plain.user_agent = user_agent("test")
+        wrapped = without_retries(plain)
+        assert without_retries(made) is made and wrapped.user_agent == user_agent("test")
+        api.crash()
+        api.restart(crd_unready=2)
+        for api_client in (made, wrapped):
+            began = time.monotonic()
+            with pytest.raises(client.ApiException) as told:
+                client.CustomObjectsApi(api_client).list_cluster_custom_object("autoscaling.k8s.io", "v1", VPA)
+            assert time.monotonic() - began < 1.0
+            assert told.value.status == 503 and told.value.headers["Retry-After"] == "5"
+        assert client.CustomObjectsApi(made).list_cluster_custom_object("autoscaling.k8s.io", "v1", VPA)["items"] == []
+        assert [(c.status, c.user_agent) for c in api.calls] == [
+            (503, user_agent("webhook")), (503, user_agent("test")), (200, user_agent("webhook"))]

@@ -5,8 +5,10 @@ refused for a while, then the server listens again with a new watch cache, so ev
 resumed from a resourceVersion seen before the restart is answered 410 Gone; with
 `restart(forbidden=1)` its first request is 403 Forbidden, as kube-apiserver v1.32 answered
 a service account for a moment after restarting (tests/e2e/test_apiserver_restart.py: it
-serves before its RBAC authorizer has synced). Waits are bounded; the outages are fixed
-windows, as long as needed to run the backoff up.
+serves before its RBAC authorizer has synced); with `restart(crd_unready=N)` its first N
+requests for VPAs are 503 with `Retry-After: 5`, as kube-apiserver v1.32 answers a CRD's path
+until it is installed. Waits are bounded; the outages are fixed windows, as long as needed to
+run the backoff up.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any, Callable, Iterator
 import pytest
 from kubernetes import client
 
+from fieldwarden.webhook.kube.api import without_retries
 from fieldwarden.webhook.kube.reflector import Backoff, Reflector
 from tests.webhook.fake_apiserver import HPA, VPA, FakeApiServer
 from tests.webhook.inventory.test_cluster import hpa, vpa
@@ -49,7 +52,7 @@ class Recorder:
 @contextmanager
 def reflecting(api: FakeApiServer, list_call: Callable[..., Any] | None = None,
                **options: Any) -> Iterator[tuple[Reflector, Recorder]]:
-    api_client = client.ApiClient(client.Configuration(host=api.url))
+    api_client = without_retries(client.ApiClient(client.Configuration(host=api.url)))  # as its owners use it
     recorder = Recorder()
     stopping = threading.Event()
     reflector = Reflector(
@@ -60,7 +63,8 @@ def reflecting(api: FakeApiServer, list_call: Callable[..., Any] | None = None,
     thread = threading.Thread(target=reflector.run, daemon=True)
     thread.start()
     try:
-        eventually(lambda: reflector.synced and len(api.watch_versions(HPA)) >= 1, "listed and watching")
+        eventually(lambda: reflector.synced and len(api.watch_versions(HPA) + api.watch_versions(VPA)) >= 1,
+                   "listed and watching")
         yield reflector, recorder
     finally:
         stopping.set()
@@ -112,6 +116,29 @@ def test_a_restarted_server_that_first_answers_403_is_asked_again_at_once_not_af
         time.sleep(2.5)
         forbidden = [c for c in api.calls if c.status == 403]
         assert 2 <= len(forbidden) <= 4, len(forbidden)  # at about 0, 0.5, 1.5 s (less jitter): not dozens
+
+
+def test_a_503_with_retry_after_5_is_asked_again_within_the_backoff_and_the_reflector_is_behind_meanwhile() -> None:
+    # kube-apiserver answers a CRD's path so until it is installed; the VPAs waited out those 5 s.
+    with FakeApiServer() as api:
+        vpas = without_retries(client.ApiClient(client.Configuration(host=api.url)))
+        listing = client.CustomObjectsApi(vpas).list_cluster_custom_object
+
+        def list_vpas(**kwargs: Any) -> Any:
+            return listing("autoscaling.k8s.io", "v1", VPA, **kwargs)
+
+        with reflecting(api, list_call=list_vpas, backoff=Backoff()) as (reflector, seen):
+            api.crash()
+            eventually(lambda: reflector.failures >= 1, "refused", timeout=2)
+            assert not reflector.behind  # nothing answers: nothing can change either
+            api.restart(crd_unready=2)
+            back = time.monotonic()
+            eventually(lambda: reflector.behind, "behind once the server answers 503", timeout=1.0)
+            took = eventually(lambda: len(seen.lists) == 2, "the relist", timeout=2.0)  # at about 0, 0.5, 1.5 s
+            assert not reflector.behind and reflector.failures == 0
+            assert [c.status for c in api.calls if c.status == 503] == [503, 503]
+            assert time.monotonic() - back < 2.0  # (not 5 s for each 503)
+            print(f"relist {took:.2f}s after the restart, after two 503s")
 
 
 def test_the_relist_is_pending_from_the_410_until_the_list_is_done() -> None:
