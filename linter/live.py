@@ -35,8 +35,8 @@ from ..policies.autoscalers import is_horizontal_autoscaler, is_vpa, scale_targe
 from ..policies.config import Settings
 from ..policies.kube import api_group, canonical_group, group_kind, pod_template_path
 from ..policies.live import (
-    ADMISSION, APPLY_MODES, CLIENT, DEFAULT_FIELD_MANAGER, FORBIDDEN, SERVER, LiveCase, last_applied, refusal_kind,
-    status_message,
+    ADMISSION, APPLY_MODES, CLIENT, DEFAULT_FIELD_MANAGER, FORBIDDEN, SERVER, LiveCase, last_applied, redact, refusal_kind,
+    secret_texts, status_message,
 )
 from ..policies.model import FieldPath, ObjectKey, format_path, lighter
 from ..policies.registry import RULES
@@ -154,6 +154,7 @@ class _Item:
         self.skip = ""  # why it is not checked
         self.bad_name = ""  # with skip BAD_NAME: what is wrong with its name or namespace
         self.bad_field: FieldPath = ()
+        self.secrets: list[str] = []  # the sensitive values its messages must not show (policies.live.secret_texts)
         self.missing_namespace = 0
         self.hpas: list[Mapping[str, Any]] = []
         self.vpas: list[Mapping[str, Any]] = []
@@ -647,8 +648,9 @@ def _judge(items: list[_Item], options: LiveOptions, settings_for: Callable[[str
             mode=options.apply_mode, field_manager=options.manager, force=options.force_conflicts,
             read_only=options.read_only, hpas=tuple(item.hpas), vpas=tuple(item.vpas), fresh=item.fresh,
             served=item.skip != "unserved", served_versions=item.served_versions,
-            missing_namespace=item.missing_namespace,
+            missing_namespace=item.missing_namespace, sensitive=_sensitive(item, options, settings_for),
         )
+        item.secrets = secret_texts(case)
         if item.skip:  # only the rule that says why it could not be checked
             wanted = {"FW509"} if item.skip == "unserved" else {"FW508"}
         else:
@@ -658,12 +660,19 @@ def _judge(items: list[_Item], options: LiveOptions, settings_for: Callable[[str
                 continue
             for violation in rule.check(case, {}):
                 explained.add(id(item))
-                finding = _finding(item, code, tuple(violation.path), violation.message, violation.hint,
+                finding = _finding(item, code, tuple(violation.path), redact(violation.message, item.secrets),
+                                   redact(violation.hint, item.secrets),
                                    lambda severity: lighter(severity, violation), settings_for)
                 if finding is not None:
                     findings.append((finding, item.source))
     _other_failures([i for i in items if id(i) not in explained], findings, settings_for)
     return findings
+
+
+def _sensitive(item: _Item, options: LiveOptions, settings_for: Callable[[str], Settings]) -> tuple[str, ...]:
+    """The run's sensitive fields and those of the configuration of the object's file (each only hides more)."""
+    own = (getattr(settings_for(item.source.file), "cluster", None) or {}).get("sensitive-fields") or ()
+    return tuple(dict.fromkeys((*options.sensitive, *(str(entry) for entry in own))))
 
 
 def _bad_name(item: _Item, settings_for: Callable[[str], Settings]) -> Finding | None:
@@ -700,7 +709,8 @@ def _other_failures(items: list[_Item], findings: list[tuple[Finding, LiveObject
     for item in items:
         if item.refusal is None or item.skip or refusal_kind(item.refusal) not in ("other", "not-found"):
             continue
-        message = f"the dry run of the apply failed: {status_message(item.refusal) or json.dumps(item.refusal)[:300]}"
+        message = redact(f"the dry run of the apply failed: {status_message(item.refusal) or json.dumps(item.refusal)[:300]}",
+                         item.secrets)
         finding = _finding(item, "FW501", (), message, "the apply will probably fail the same way: check the cluster's "
                            "answer above", lambda severity: severity, settings_for)
         if finding is not None:

@@ -66,6 +66,7 @@ class LiveCase(NamedTuple):
     served: bool = True  # False: the cluster serves no such kind
     served_versions: tuple[str, ...] = ()  # then, the versions of its group that it serves
     missing_namespace: int = 0  # >0 on the first object of a namespace that does not exist: its object count
+    sensitive: tuple[str, ...] = ()  # KIND:PATH of fields whose values are never shown (cluster.sensitive-fields)
 
 
 # --- the API server's Status --------------------------------------------------------------------
@@ -440,6 +441,74 @@ def show(value: Any, limit: int = 120) -> str:
         return "(unset)"
     text = json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# --- values never shown ------------------------------------------------------------------------------
+
+REDACTED = "<redacted>"
+# a Secret's values, and kubectl's copy of them in the last-applied annotation
+SECRET_FIELDS: tuple[FieldPath, ...] = (("data",), ("stringData",), ("metadata", "annotations", LAST_APPLIED))
+_SCRUB_MIN = 4  # a value this long is replaced wherever it appears in a message; shorter ones only when quoted
+
+
+def sensitive_fields(case: LiveCase) -> list[FieldPath]:
+    """The field paths of this object whose values are never shown ("*": any key or index)."""
+    group, kind = group_kind(case.manifest)
+    fields = list(SECRET_FIELDS) if (group, kind) == ("", "Secret") else []
+    for entry in case.sensitive:
+        which, _, path = entry.partition(":")
+        if which in ("*", kind):
+            fields.append(tuple(parse_field(path)))
+    return fields
+
+
+def is_sensitive(case: LiveCase, path: Sequence[str | int]) -> bool:
+    """Whether a value at `path` is, holds or lies inside a sensitive field (the whole object: () holds them all)."""
+    for field in sensitive_fields(case):
+        if all(f == "*" or f == step or str(f) == str(step) for f, step in zip(field, path)):
+            return True
+    return False
+
+
+def show_at(case: LiveCase, path: Sequence[str | int], value: Any, limit: int = 120) -> str:
+    """`show(value)`, or REDACTED for a value of a sensitive field."""
+    return REDACTED if value is not MISSING and is_sensitive(case, path) else show(value, limit)
+
+
+def secret_texts(case: LiveCase) -> list[str]:
+    """Every sensitive value of the case's objects as a message could quote it (base64-decoded too), longest first."""
+    import base64
+    import json
+
+    found: set[str] = set()
+    fields = sensitive_fields(case)
+    for obj in (case.manifest, case.live, case.result, case.fresh):
+        if not isinstance(obj, Mapping):
+            continue
+        for path, value in leaves(obj):
+            if not any(all(f == "*" or f == s or str(f) == str(s) for f, s in zip(field, path)) and len(path) >= len(field)
+                       for field in fields):
+                continue
+            for item in value if isinstance(value, list) else [value]:
+                text = item if isinstance(item, str) else json.dumps(item, default=str)
+                found.update((text, json.dumps(text)[1:-1]))
+            if isinstance(value, str) and path[:1] == ("data",):
+                try:
+                    found.add(base64.b64decode(value, validate=True).decode("utf-8"))
+                except (ValueError, UnicodeDecodeError):
+                    pass
+    return sorted((t for t in found if t), key=len, reverse=True)
+
+
+def redact(text: str, secrets: Sequence[str]) -> str:
+    """`text` with each secret replaced by REDACTED: anywhere when long enough, else where it is quoted."""
+    for secret in secrets:
+        if len(secret) >= _SCRUB_MIN:
+            text = text.replace(secret, REDACTED)
+        else:
+            for quote in ('"', "'", "`"):
+                text = text.replace(f"{quote}{secret}{quote}", f"{quote}{REDACTED}{quote}")
+    return text
 
 
 def label(obj: Mapping[str, Any]) -> str:

@@ -68,7 +68,8 @@ HINT = ("keep the live value, or replace the object on purpose (a new name, or `
 def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
     """The refused immutable fields of the dry run, or (read-only) the predicted ones."""
     from ..live import (
-        INVALID, MISSING, format_steps, immutable_changes, invalid_causes, is_immutable, manifest_path, refusal_kind, show,
+        INVALID, MISSING, format_steps, immutable_changes, invalid_causes, is_immutable, manifest_path, refusal_kind,
+        show_at,
     )
 
     if case.live is None:
@@ -83,16 +84,16 @@ def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
             # a cause on a whole spec (StatefulSet) is shown on each field that changes below it
             inner = [p for p in predicted if tuple(p[0][: len(path)]) == path and len(p[0]) > len(path)]
             for at, live, wanted in inner or [(path, _live_value(case, cause.field), MISSING)]:
-                change = f" ({format_steps(at)}: live {show(live)}, the manifest {show(wanted)})" if wanted is not MISSING else (
-                    f" (live {show(live)})" if live is not MISSING else "")
+                change = (f" ({format_steps(at)}: live {show_at(case, at, live)}, the manifest {show_at(case, at, wanted)})"
+                          if wanted is not MISSING else (f" (live {show_at(case, at, live)})" if live is not MISSING else ""))
                 yield Violation(at, f"the API server refuses the apply: {where}{cause.message}{change}", HINT)
         return
     if case.result is None and case.refusal is None and case.read_only:
         for at, live, wanted in predicted:
             yield Violation(
                 at,
-                f"{format_steps(at)} cannot change once the object exists (live {show(live)}, the manifest "
-                f"{show(wanted)}): the apply will be refused (predicted from the live object: --read-only)",
+                f"{format_steps(at)} cannot change once the object exists (live {show_at(case, at, live)}, the manifest "
+                f"{show_at(case, at, wanted)}): the apply will be refused (predicted from the live object: --read-only)",
                 HINT,
             )
 

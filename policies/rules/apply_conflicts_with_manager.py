@@ -62,7 +62,7 @@ def _hint(field: str) -> str:
 
 def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
     """Each conflicting field of the dry run's 409, or (read-only) the predicted ones."""
-    from ..live import CONFLICT, SERVER, causes, refusal_kind, show, ssa_paths, ssa_text_path, value_at
+    from ..live import CONFLICT, SERVER, causes, refusal_kind, show_at, ssa_paths, ssa_text_path, value_at
 
     if case.refusal is not None and refusal_kind(case.refusal) == CONFLICT:
         live_paths = ssa_paths(case.live, case.live) if case.live is not None else {}
@@ -72,7 +72,8 @@ def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
             path = ssa_text_path(cause.field, case)
             live_path = live_paths.get(cause.field)
             live = value_at(case.live, live_path) if live_path is not None else None
-            values = f" (live {show(live)}, the manifest {show(value_at(case.manifest, path))})" if live_path else ""
+            values = (f" (live {show_at(case, live_path, live)}, the manifest "
+                      f"{show_at(case, path, value_at(case.manifest, path))})" if live_path else "")
             yield Violation(path, f"the API server refuses the apply: {cause.message}: {cause.field}{values}",
                             _hint(cause.field))
         return
@@ -83,7 +84,7 @@ def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
 
 def _predicted(case: LiveCase, live: Mapping[str, Any]) -> Iterator[Violation]:
     """Fields of the manifest that other managers own and whose live value the apply would change."""
-    from ..live import Owner, bookkeeping, covered, is_ours, manager_text, show, ssa_paths, value_at
+    from ..live import Owner, bookkeeping, covered, is_ours, manager_text, show_at, ssa_paths, value_at
 
     from ..managed_fields import ManagedFieldsError, field_managers
 
@@ -109,7 +110,8 @@ def _predicted(case: LiveCase, live: Mapping[str, Any]) -> Iterator[Violation]:
             seen.add((text, entry.manager))
             yield Violation(
                 path,
-                f"conflict with {manager_text(owner)}: {text} (live {show(current)}, the manifest {show(wanted)}): "
+                f"conflict with {manager_text(owner)}: {text} (live {show_at(case, live_path, current)}, the manifest "
+                f"{show_at(case, path, wanted)}): "
                 "the apply will be refused (predicted from managedFields: --read-only)",
                 _hint(text),
             )

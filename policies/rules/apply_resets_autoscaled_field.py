@@ -81,7 +81,7 @@ def _name(obj: Mapping[str, Any]) -> str:
 
 
 def _replicas(case: LiveCase, live: Mapping[str, Any]) -> Iterator[Violation]:
-    from ..live import MISSING, nearest, same, show, value_at
+    from ..live import MISSING, nearest, same, show_at, value_at
 
     current = value_at(live, REPLICAS)
     if case.result is not None:
@@ -95,8 +95,8 @@ def _replicas(case: LiveCase, live: Mapping[str, Any]) -> Iterator[Violation]:
     kind = str(case.manifest.get("kind", "object"))
     yield Violation(
         nearest(case.manifest, REPLICAS, case.manifest),
-        f"spec.replicas: HorizontalPodAutoscaler {_name(case.hpas[0])} scales this {kind} (live {show(current)}); "
-        f"the apply would store {show(stored)}{how}",
+        f"spec.replicas: HorizontalPodAutoscaler {_name(case.hpas[0])} scales this {kind} (live "
+        f"{show_at(case, REPLICAS, current)}); the apply would store {show_at(case, REPLICAS, stored)}{how}",
         HPA_HINT,
     )
 
@@ -147,7 +147,7 @@ def _resources(case: LiveCase, live: Mapping[str, Any]) -> Iterator[Violation]:
 
 def _resource(case: LiveCase, live: Mapping[str, Any], after: Mapping[str, Any], live_path: FieldPath,
               vpa: Mapping[str, Any], how: str) -> Iterator[Violation]:
-    from ..live import MISSING, covered, follow, nearest, show, value_at
+    from ..live import MISSING, covered, follow, nearest, show_at, value_at
 
     current = value_at(live, live_path)
     found = follow(after, live_path, live)
@@ -157,7 +157,7 @@ def _resource(case: LiveCase, live: Mapping[str, Any], after: Mapping[str, Any],
     where = nearest(case.manifest, live_path, live)
     yield Violation(
         where,
-        f"{format_path(live_path, live)}: VerticalPodAutoscaler {_name(vpa)} controls it (live {show(current)}); "
-        f"the apply would store {show(stored)}{how}",
+        f"{format_path(live_path, live)}: VerticalPodAutoscaler {_name(vpa)} controls it (live "
+        f"{show_at(case, live_path, current)}); the apply would store {show_at(case, live_path, stored)}{how}",
         VPA_HINT,
     )

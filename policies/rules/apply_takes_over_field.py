@@ -65,7 +65,7 @@ LIMIT = 20  # per object: a wholesale takeover is one story, not a page of findi
 def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
     """Fields of other managers whose value the apply changes."""
     from ..live import (
-        CLIENT, MISSING, Owner, bookkeeping, follow, manager_text, nearest, ours_or_creation, same, show, value_at,
+        CLIENT, MISSING, Owner, bookkeeping, follow, manager_text, nearest, ours_or_creation, same, show_at, value_at,
     )
 
     live = case.live
@@ -103,8 +103,8 @@ def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
                 return
             yield Violation(
                 nearest(case.manifest, live_path, live),
-                f"takes {text} over from {manager_text(owner)} (live {show(current)}); the apply would store "
-                f"{show(stored)}{how}",
+                f"takes {text} over from {manager_text(owner)} (live {show_at(case, live_path, current)}); the apply "
+                f"would store {show_at(case, live_path, stored)}{how}",
                 f"bring the manifest up to the live value, or leave {text} out of it if it belongs to "
                 f"{entry.manager}",
             )

@@ -66,7 +66,7 @@ _ALLOCATED: tuple[tuple[str, ...], ...] = (
 
 def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
     """Fields the apply keeps that a new object from the manifest would get otherwise."""
-    from ..live import MISSING, follow, leaves, nearest, ours_or_creation, owners, owners_of, same, show, value_at
+    from ..live import MISSING, follow, leaves, nearest, ours_or_creation, owners, owners_of, same, show_at, value_at
 
     if case.live is None or case.result is None or case.fresh is None:
         return
@@ -93,9 +93,10 @@ def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
         shown_path = format_path(path, result)
         yield Violation(
             nearest(case.manifest, path, result),
-            f"{shown_path} stays {show(value)} (the server set it when the object was created); a new object from "
-            f"this manifest gets {show(new)}",
-            f"write {shown_path} in the manifest with the value you mean (e.g. {show(new)}), and the live object follows",
+            f"{shown_path} stays {show_at(case, path, value)} (the server set it when the object was created); a new "
+            f"object from this manifest gets {show_at(case, path, new)}",
+            f"write {shown_path} in the manifest with the value you mean (e.g. {show_at(case, path, new)}), and the "
+            "live object follows",
         )
 
 

@@ -12,6 +12,7 @@ the team runs. RBAC: the chart's lint-reader and lint-dryrun ClusterRoles, check
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import subprocess
@@ -30,7 +31,7 @@ from tests.e2e.install import Installation
 from tests.e2e.kubectl import Kubectl
 from tests.e2e.processes import wait_for
 from tests.helm.chart import render
-from tests.helpers import Run, lint, web_deployment, write
+from tests.helpers import Run, git_repo, lint, web_deployment, write
 
 Obj = dict[str, Any]
 RECREATE_MESSAGE = "Forbidden: may not be specified when strategy `type` is 'Recreate'"
@@ -587,3 +588,81 @@ def test_a_charts_rendered_object_is_checked_in_its_release_namespace_on_the_tem
     finding = next(f for f in run.findings if f["code"] == "FW501")
     assert (finding["object"], finding["unit"]) == (f"Deployment/{namespace}/web", "charts/web (helm)")
     assert f"--cluster: 1 object checked against {cluster.url}" in run.stderr
+
+
+# --- a pull request from a stranger: no write, no Secret value ---------------------------------------
+
+def test_the_issues_path_injection_does_not_touch_the_live_deployment(
+        cluster: Cluster, kubectl: Kubectl, namespace: str, tmp_path: Path) -> None:
+    """Issue 20 item 1: a namespace with `..` segments and a `#` aimed a client-side "dry run" PATCH at a live object."""
+    apply(kubectl, deployment_text(namespace))
+    before = settled(kubectl, namespace)
+    hostile = f"x/../../../../../apis/apps/v1/namespaces/{namespace}/deployments/web#"
+    root = git_repo(tmp_path / "pr", {
+        ".fieldwarden.yaml": "cluster: {apply-mode: client}\n",
+        "argocd/web.yaml": "\n".join([
+            "apiVersion: argoproj.io/v1alpha1", "kind: Application", "metadata: {name: web, namespace: argocd}",
+            "spec:", "  project: default", "  source: {repoURL: https://example.com/deploy.git, path: app}",
+            f"  destination: {{server: https://kubernetes.default.svc, namespace: '{hostile}'}}"]) + "\n",
+        "app/deploy.yaml": deployment_text(namespace, image="attacker.example/backdoor:1").replace(
+            f"  namespace: {namespace}\n", ""),
+    })
+    run = lint(["--cluster", "--kubeconfig", str(cluster.kubeconfig), "--select", "FW5", "."], cwd=root)
+    after = kubectl("get", "deployment", "web", "-n", namespace, "-o", "json").json()
+    assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+    assert after["metadata"]["generation"] == before["metadata"]["generation"]
+    assert after["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.example/web:1.0"
+    assert ("app/deploy.yaml", "FW501") in [(f["file"], f["code"]) for f in run.findings]
+    assert "with a name or namespace the API server refuses not checked" in run.stderr
+
+
+def settled(kubectl: Kubectl, namespace: str) -> Obj:
+    """Deployment web once the controllers have stopped writing its status (its resourceVersion holds for 2 s)."""
+    seen: list[Obj] = []
+
+    def steady() -> Obj | None:
+        seen.append(kubectl("get", "deployment", "web", "-n", namespace, "-o", "json").json())
+        old = [d for d in seen if d["metadata"]["resourceVersion"] == seen[-1]["metadata"]["resourceVersion"]]
+        return seen[-1] if len(old) >= 5 else None
+
+    return wait_for(steady, "deployment web's status to settle", timeout=30, interval=0.5)
+
+
+LIVE_PASSWORD = "live-Pa55word-from-the-cluster"
+PR_PASSWORD = "pr-guess-0f-the-password"
+
+
+def secret_text(namespace: str, password: str, name: str = "db") -> str:
+    encoded = base64.b64encode(password.encode()).decode()
+    return (f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\n  namespace: {namespace}\n"
+            f"data:\n  password: {encoded}\n")
+
+
+def test_live_secret_values_are_never_printed_in_any_format(
+        cluster: Cluster, kubectl: Kubectl, namespace: str, folder: Path) -> None:
+    apply(kubectl, secret_text(namespace, LIVE_PASSWORD), "--server-side", "--field-manager=vault-operator")
+    apply(kubectl, "\n".join(["apiVersion: v1", "kind: ConfigMap", "metadata:", "  name: settings",
+                              f"  namespace: {namespace}", "data:", f"  token: {LIVE_PASSWORD}-cm", ""]),
+          "--server-side", "--field-manager=vault-operator")
+    write(folder, "secret.yaml", secret_text(namespace, PR_PASSWORD))
+    write(folder, "settings.yaml", "\n".join(["apiVersion: v1", "kind: ConfigMap", "metadata:", "  name: settings",
+                                              f"  namespace: {namespace}", "data:", f"  token: {PR_PASSWORD}-cm", ""]))
+    write(folder, ".fieldwarden.yaml", "cluster: {sensitive-fields: ['ConfigMap:data']}\n")
+    secrets = [LIVE_PASSWORD, PR_PASSWORD, base64.b64encode(LIVE_PASSWORD.encode()).decode(),
+               base64.b64encode(PR_PASSWORD.encode()).decode()]
+    seen = []
+    for args in ([], ["--read-only"], ["--force-conflicts"]):
+        run = live_lint(cluster, folder, "--select", "FW5", *args)
+        found = live_findings(run)
+        seen.append([(file, code) for file, _, _, code, _ in found])
+        assert all("<redacted>" in message for *_, message in found), found
+        text = json.dumps(run.findings) + run.stderr
+        assert not [s for s in secrets if s in text]
+        for name in ("text", "sarif", "github"):
+            out, err = io.StringIO(), io.StringIO()
+            with redirect_stdout(out), redirect_stderr(err):
+                main(["lint", "--cluster", "--kubeconfig", str(cluster.kubeconfig), "--no-context", "--select", "FW5",
+                      "--format", name, *args, str(folder)])
+            assert not [s for s in secrets if s in out.getvalue() + err.getvalue()], out.getvalue() + err.getvalue()
+    assert seen == [[("secret.yaml", "FW503"), ("settings.yaml", "FW503")]] * 2 + [
+        [("secret.yaml", "FW506"), ("settings.yaml", "FW506")]]
