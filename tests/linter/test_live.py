@@ -609,3 +609,68 @@ def test_a_context_in_the_tree_does_not_switch_the_ci_kubeconfigs_context(tmp_pa
         assert not connected(listener)
     finally:
         listener.close()
+
+
+# --- Secret values and sensitive fields are never printed --------------------------------------------
+
+def test_sensitive_fields_are_shown_redacted() -> None:
+    from fieldwarden.policies.live import LiveCase, redact, secret_texts, show_at
+
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db"},
+              "data": {"password": "aHVudGVyMi1saXZl"}, "stringData": {"token": "tok"}}  # hunter2-live
+    case = LiveCase(secret, None, None, None)
+    assert show_at(case, ("data", "password"), "aHVudGVyMi1saXZl") == "<redacted>"
+    assert show_at(case, ("data",), secret["data"]) == "<redacted>"  # holds one
+    assert show_at(case, (), secret) == "<redacted>"
+    assert show_at(case, ("metadata", "annotations", "kubectl.kubernetes.io/last-applied-configuration"), "{}") == (
+        "<redacted>")
+    assert show_at(case, ("metadata", "name"), "db") == '"db"'
+    texts = secret_texts(case)
+    assert redact('Invalid value: "hunter2-live" and aHVudGVyMi1saXZl, "tok", tokens', texts) == (
+        'Invalid value: "<redacted>" and <redacted>, "<redacted>", tokens')
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "1"},
+              "spec": {"containers": [{"env": [{"name": "K", "value": "v"}]}]}}
+    plain = LiveCase(config, None, None, None)
+    assert show_at(plain, ("data", "a"), "1") == '"1"'
+    marked = plain._replace(sensitive=("ConfigMap:data", "*:spec.containers[*].env[*].value", "Secret:spec"))
+    assert show_at(marked, ("data", "a"), "1") == "<redacted>"
+    assert show_at(marked, ("spec", "containers", 0, "env", 0, "value"), "v") == "<redacted>"
+    assert show_at(marked, ("spec", "containers", 0, "env", 0, "name"), "K") == '"K"'
+
+
+class SecretConflict(Applier):
+    """Answers a live Secret owned by another manager, and a 409 and a 422 quoting its value (the API's shapes)."""
+
+    LIVE = {"apiVersion": "v1", "kind": "Secret", "metadata": {
+        "name": "db", "namespace": "shop",
+        "managedFields": [{"manager": "vault", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV1",
+                           "fieldsV1": {"f:data": {"f:password": {}}}}]},
+        "data": {"password": "bGl2ZS1zZWNyZXQtdmFsdWU="}}  # live-secret-value
+
+    def answer(self, request: Request) -> Response:
+        if request.path == "/api/v1":
+            return Response(200, {"resources": [{"name": "secrets", "kind": "Secret", "namespaced": True}]})
+        if request.method == "GET" and request.path == "/api/v1/namespaces/shop/secrets/db":
+            return Response(200, self.LIVE)
+        if request.method == "PATCH" and dict(request.query).get("force") != "true":
+            return Response(409, {"kind": "Status", "code": 409, "reason": "Conflict", "message": "Apply failed",
+                                  "details": {"causes": [{"reason": "FieldManagerConflict", "field": ".data.password",
+                                                          "message": 'conflict with "vault"'}]}})
+        if request.method == "PATCH":
+            return Response(422, {"kind": "Status", "code": 422, "reason": "Invalid", "message": "Secret is invalid",
+                                  "details": {"causes": [{"reason": "FieldValueInvalid", "field": "data[password]",
+                                                          "message": 'Invalid value: "live-secret-value": no, '
+                                                                     'and "bWFuaWZlc3Qtc2VjcmV0" neither'}]}})
+        return super().answer(request)
+
+
+@pytest.mark.parametrize("options", [LiveOptions(), LiveOptions(read_only=True), LiveOptions(force_conflicts=True)])
+def test_a_secrets_values_are_in_no_finding(options: LiveOptions) -> None:
+    manifest = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db", "namespace": "shop"},
+                "data": {"password": "bWFuaWZlc3Qtc2VjcmV0"}}  # manifest-secret
+    obj = LiveObject(manifest, "f.yaml", 0, (), "Secret/shop/db", lambda path: ("f.yaml", 7, 3))
+    result = check([obj], options, lambda f: live_settings(), SecretConflict())
+    text = json.dumps([f._asdict() for f in result.findings]) + "\n".join(result.notices)
+    assert result.findings and "<redacted>" in text
+    assert not [s for s in ("bGl2ZS1zZWNyZXQtdmFsdWU=", "live-secret-value", "bWFuaWZlc3Qtc2VjcmV0", "manifest-secret")
+                if s in text], text
