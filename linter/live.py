@@ -20,6 +20,9 @@ returns findings of the live rules (FW5xx, policies/rules) plus notices. The pla
    FW507 compares;
 6. each object's `policies.live.LiveCase` goes to every live rule its file's settings enable.
 
+Names and namespaces enter request paths only as livepath.py checks and encodes them (an object
+the API server would refuse by name is FW501 and sends nothing), every answer must be about the
+object asked for, and a finding never shows a Secret's values or a `cluster.sensitive-fields` one.
 Each step sends its requests together (linter/cluster.py bounds how many are in flight).
 Read-only runs stop after step 4: the rules predict what they can from the live objects, and a
 notice names the checks that need the dry run.
