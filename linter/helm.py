@@ -29,24 +29,24 @@ object is matched against that skeleton.
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import re
 import sys
 import tempfile
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, ContextManager, Iterable, Iterator, NamedTuple, Sequence
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from . import helm_child, helm_schema, helmmap, inline_values
+from . import helm_archive, helm_child, helm_schema, helmmap, inline_values
 from .loader import load
 from .rendered import FieldPath, Place, Render, RenderedObject, RenderProblem
 from .units import InlineValues
 
 EXTRA = helm_child.EXTRA  # the optional dependency's extra in pyproject.toml
-SOURCES = (__file__, helmmap.__file__, helm_child.__file__, helm_schema.__file__, inline_values.__file__)  # the code a render depends on besides Helm (for a render cache's key)
+SOURCES = (__file__, helmmap.__file__, helm_child.__file__, helm_schema.__file__, helm_archive.__file__,
+           inline_values.__file__)  # the code a render depends on besides Helm (for a render cache's key)
 RELEASE = "release-name"  # `helm template`'s release name when none is given
 TIMEOUT = 60.0  # seconds a render may take, child process start included
 MEMORY = 1 << 30  # bytes of data the rendering process may hold
@@ -396,38 +396,32 @@ class _Layout:
                 self.by_helm_path[helm_path] = item
 
     def _unpack(self) -> None:
-        """Subchart archives (`charts/*.tgz`, at any depth) become folders, read with care."""
-        pending = sorted(name for name in self.files if _is_archive(name))
-        if not pending:
-            return
-        import tarfile
+        """Subchart archives (`charts/*.tgz`, at any depth) become folders, within one budget (helm_archive.py).
 
-        budget = MAX_CHART
+        An archive past the budget, or unreadable, adds none of its files: a problem on it says why."""
+        pending = sorted(name for name in self.files if _is_archive(name))
+        budget = helm_archive.Budget(MAX_FILES - len(self.files), MAX_CHART, MAX_FILE)
         while pending:
             name = pending.pop(0)
             data = self.files.pop(name)
             where = _folder(name)
             origin = self.archived.get(name, _join(self.chart, name))
             try:
-                with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
-                    for member in archive.getmembers():
-                        parts = PurePosixPath(member.name).parts
-                        if not member.isfile() or not parts or member.name.startswith("/") or ".." in parts:
-                            continue
-                        budget -= member.size
-                        if budget < 0 or member.size > MAX_FILE:
-                            raise ValueError("archive too large")
-                        handle = archive.extractfile(member)
-                        if handle is None:
-                            continue
-                        inner = "/".join(parts)
-                        path = f"{where}/{inner}" if where != "." else inner
-                        self.files[path] = handle.read()
-                        self.archived[path] = origin
-                        if _is_archive(path):
-                            pending.append(path)
-            except (tarfile.TarError, OSError, ValueError, EOFError) as exc:
+                unpacked = helm_archive.unpack(data, budget)
+            except helm_archive.TooLarge as exc:
+                self.problems.append(RenderProblem(origin, 1, 1, (
+                    f"subchart archive not unpacked: {exc} (at most {MAX_FILES:,} files and {MAX_CHART >> 20} MiB "
+                    "for a chart, archives included); its objects are not linted")))
+                continue
+            except helm_archive.Unreadable as exc:
                 self.problems.append(RenderProblem(origin, 1, 1, f"unreadable subchart archive: {exc}"))
+                continue
+            for inner, content in unpacked.items():
+                path = f"{where}/{inner}" if where != "." else inner
+                self.files[path] = content
+                self.archived[path] = origin
+                if _is_archive(path):
+                    pending.append(path)
 
     def _collect(self, prefix: str, scope: tuple[str, ...], names: tuple[str, ...] | None) -> None:
         """The chart at `prefix` and its subcharts, known by `names` (aliases) in Helm's paths."""

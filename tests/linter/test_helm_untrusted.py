@@ -3,16 +3,24 @@ bounded archives, bounded time (issue 20, items 4-6)."""
 
 from __future__ import annotations
 
+import gzip
 import http.server
+import io
+import json
 import os
+import resource
 import socketserver
+import subprocess
+import sys
+import tarfile
 import threading
+import time
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
-from fieldwarden.linter import helm, helm_schema
+from fieldwarden.linter import helm, helm_archive, helm_schema
 from fieldwarden.linter.rendered import Render
 
 CHART = "apiVersion: v2\nname: demo\nversion: 1.0.0\n"
@@ -137,3 +145,98 @@ def test_the_screen_reads_what_go_reads() -> None:
     assert helm_schema.screen(b'{"$id": "https://example.com/s.json", "description": "\xc3\xa9"}') == \
         b'{"$id": "https://example.com/s.json", "description": "\\u00e9"}'
     assert helm_schema.screen(b'{"examples": [{"id": "not draft 4"}], "default": {"$ref": "#"}}')
+
+
+# -- item 5: subchart archives ----------------------------------------------------------------
+
+CHUNK = 16 << 20
+
+
+def repeated(unit: bytes, total: int) -> bytes:
+    """gzip members that unpack to `unit` repeated up to `total` bytes, made cheaply (one chunk compressed)."""
+    chunk = unit * (CHUNK // len(unit))
+    return gzip.compress(chunk, compresslevel=9) * (total // len(chunk))
+
+
+def header(name: str, size: int, kind: bytes = tarfile.REGTYPE) -> bytes:
+    info = tarfile.TarInfo(name)
+    info.size, info.type = size, kind
+    return info.tobuf(format=tarfile.GNU_FORMAT)
+
+
+BOMBS = {
+    # a member of 4 GiB of zeros: its size is in its header
+    "huge-member": lambda: gzip.compress(header("redis/templates/big.yaml", 4 << 30)) + repeated(b"\0", 4 << 30),
+    # 4 GiB of a member type tar does not know, whose content is skipped unread
+    "huge-skipped-member": lambda: gzip.compress(header("redis/x", 4 << 30, b"Z")) + repeated(b"\0", 4 << 30),
+    # 2 million empty files (1 GiB of headers)
+    "many-members": lambda: repeated(header("redis/templates/empty.yaml", 0), 1 << 30),
+    # a GNU long name of 4 GiB
+    "long-name": lambda: gzip.compress(header("././@LongLink", 4 << 30, tarfile.GNUTYPE_LONGNAME)) + repeated(b"a", 4 << 30),
+    # pax headers: one of 4 GiB
+    "huge-pax-header": lambda: gzip.compress(header("./PaxHeaders/x", 4 << 30, tarfile.XHDTYPE)) + repeated(b"9", 4 << 30),
+    # a name of 2,000 characters (fits the pax header)
+    "long-member-name": lambda: gzip.compress(tar_of({"redis/" + "a/" * 1000 + "x.yaml": b"kind: ConfigMap\n"})),
+}
+REASONS = {"huge-member": "larger than 5 MiB", "huge-skipped-member": "too many bytes", "many-members": "too many members",
+           "long-name": "extended header", "huge-pax-header": "extended header", "long-member-name": "longer than"}
+
+
+def tar_of(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+LINT = """
+import json, sys
+from pathlib import Path
+from fieldwarden.linter import helm
+render = helm.render_chart(Path(sys.argv[1]), "demo", [])
+print(json.dumps([[p.file, p.line, p.column, p.message] for p in render.problems]))
+"""
+
+
+@pytest.mark.parametrize("bomb", sorted(BOMBS))
+def test_a_crafted_subchart_archive_is_refused_quickly_in_little_memory(tmp_path: Path, bomb: str) -> None:
+    root = chart(tmp_path, {"demo/Chart.yaml": CHART + "dependencies:\n  - name: redis\n    version: 1.0.0\n",
+                            "demo/charts/redis-1.0.0.tgz": BOMBS[bomb]()})
+    limit = 1 << 30  # the linter's process may not grow past it (a render child sets its own limit)
+
+    def bounded() -> None:
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+
+    start = time.perf_counter()
+    with open(tmp_path / "out", "w+b") as out, open(tmp_path / "err", "w+b") as err:
+        child = subprocess.Popen([sys.executable, "-c", LINT, str(root)], stdout=out, stderr=err, preexec_fn=bounded)
+        stopper = threading.Timer(120, child.kill)
+        stopper.start()
+        _, status, usage = os.wait4(child.pid, 0)  # this lint's own usage (and its render child's)
+        stopper.cancel()
+        child.returncode = os.waitstatus_to_exitcode(status)
+        elapsed = time.perf_counter() - start
+        assert child.returncode == 0, (tmp_path / "err").read_text()[-2000:]
+    found = json.loads((tmp_path / "out").read_bytes())
+    archive_problems = [p for p in found if p[0] == "demo/charts/redis-1.0.0.tgz"]
+    assert [p[1:3] for p in archive_problems] == [[1, 1]], found
+    assert "not unpacked" in archive_problems[0][3] and REASONS[bomb] in archive_problems[0][3], archive_problems
+    assert elapsed < 15
+    assert usage.ru_maxrss < 400 << 10  # KiB: the lint and its render child
+
+
+def test_an_archive_past_the_budget_adds_none_of_its_files(tmp_path: Path) -> None:
+    """Files before the member that breaks the budget are not rendered half an archive."""
+    data = gzip.compress(tar_of({"redis/Chart.yaml": b"apiVersion: v2\nname: redis\nversion: 1.0.0\n",
+                                 "redis/templates/cm.yaml": b"kind: ConfigMap\nmetadata:\n  name: half\n",
+                                 "redis/" + "b" * 300 + ".yaml": b"x: 1\n"}))
+    root = chart(tmp_path, {"demo/charts/redis-1.0.0.tgz": data})
+    render = helm.render_chart(root, "demo", [])
+    assert len(render.objects) == 1 and "half" not in render.objects[0].text
+    assert [p[:3] for p in problems(render)] == [("demo/charts/redis-1.0.0.tgz", 1, 1)]
+    budget = helm_archive.Budget(members=100, content=1 << 20, max_file=1 << 20)
+    with pytest.raises(helm_archive.Unreadable, match="not a gzip"):
+        helm_archive.unpack(tar_of({"a": b"plain tar"}), budget)
