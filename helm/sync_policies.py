@@ -36,6 +36,8 @@ class HelmOptions:
     def cel(self, code: str, option: str) -> str:
         if (code, option) == ("FW403", "custom-resources"):
             return '{{ include "fieldwarden.policies.customPaths" $ }}'
+        if (code, option) == ("FW401", "opt-out-label"):  # the label the chart's selectors honour
+            return "{{ toJson $.Values.admission.optOutLabel }}"
         return f'{{{{ include "fieldwarden.policies.cel" (list $ "{code}" "{option}") }}}}'
 
     def custom_groups(self, code: str) -> list[str]:
@@ -54,6 +56,7 @@ def template() -> str:
     """The text of templates/policies.yaml."""
     from fieldwarden.policies.config import Settings
     from fieldwarden.policies.export import EXPORTERS, Scope, dump, policy_objects, target
+    from fieldwarden.policies.export_cel import judged_request
 
     where = target("1.36")
     scope = Scope(excluded_namespaces=(), opt_out_label=None, failure_policy="Ignore", prefix=PREFIX)
@@ -62,6 +65,11 @@ def template() -> str:
         "the admission rules as in-tree policies (what `fieldwarden export` writes for this configuration). */ -}}",
         '{{- define "fieldwarden.policies.defaults" -}}',
         json.dumps(defaults(), sort_keys=True, separators=(",", ":")),
+        "{{- end -}}",
+        "{{- /* FW401's match condition (policies/export_cel.py judged_request): the webhook's too. (root) */ -}}",
+        '{{- define "fieldwarden.fw401.judgedRequest" -}}',
+        judged_request(HelmOptions().cel("FW401", "subresources"), HelmOptions().cel("FW401", "opt-out-label"))[
+            "expression"],
         "{{- end -}}",
     ]
     for code, exporter in EXPORTERS.items():

@@ -105,11 +105,14 @@ class Export(NamedTuple):
 class ResolvedOptions:
     """The rules' options of a Settings, as CEL literals (policies/export_cel.py Options)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, opt_out_label: tuple[str, str] | None = None) -> None:
         self.settings = settings
+        self.opt_out_label = opt_out_label  # the bindings' (Scope): FW401 protects the label they honour
 
     def cel(self, code: str, option: str) -> str:
         value = self.settings.rule_conf(code)[option]
+        if (code, option) == ("FW401", "opt-out-label") and self.opt_out_label is not None:
+            value = {"key": self.opt_out_label[0], "value": self.opt_out_label[1]}
         if (code, option) == ("FW403", "custom-resources"):
             value = export_fw403.custom_paths(value)
         return literal(value)
@@ -132,6 +135,8 @@ def export(settings: Settings, where: Target, scope: Scope = Scope(),
             f"{' and '.join(mutating)} need: disable {'them' if len(mutating) > 1 else 'it'} "
             f"(--ignore {','.join(mutating)}) to export FW401 alone, or keep the webhook")
     resolved = options(settings)
+    if isinstance(resolved, ResolvedOptions):
+        resolved.opt_out_label = scope.opt_out_label
     objects: list[dict[str, Any]] = []
     report: list[Exactness] = []
     for code, rule in RULES.items():

@@ -108,12 +108,15 @@ def shown_key(key: str) -> str:
 def exemption_conditions(code: str, name: str, namespaces: str, users: str, groups: str) -> list[dict[str, str]]:
     """The webhook's guard clauses as matchConditions (the request is left alone when one is false).
 
-    `namespaces`, `users`, `groups` are CEL list literals (the rule's exempt-* options).
+    `namespaces`, `users`, `groups` are CEL list literals (the rule's exempt-* options). The
+    annotation is the stored object's (`oldObject` on UPDATE and DELETE), as the webhook reads
+    it: a request cannot exempt itself.
     """
-    annotations = "object.metadata.annotations"
+    annotations = "stored.metadata.annotations"
     codes = (f"{annotations}[{literal(ANNOTATION)}].split(',').map(p, p.trim()).filter(p, p != '')")
     names = (f"size(codes) == 0 || codes.exists(c, c.lowerAscii() in ['all', '*'] || "
              f"c.upperAscii() == {literal(code)} || c.lowerAscii() == {literal(name)})")
+    ignored = f"has(stored.metadata.annotations) && {literal(ANNOTATION)} in {annotations} && {let('codes', codes, names)}"
     return [
         {"name": "namespace-not-exempt", "expression": f"!(request.namespace in {namespaces})"},
         {"name": "user-not-exempt",
@@ -121,9 +124,47 @@ def exemption_conditions(code: str, name: str, namespaces: str, users: str, grou
         {"name": "groups-not-exempt",
          "expression": f"!(has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in {groups}))"},
         {"name": "not-ignored-by-annotation",
-         "expression": f"!(has(object.metadata.annotations) && {literal(ANNOTATION)} in {annotations} && "
-                       f"{let('codes', codes, names)})"},
+         "expression": "!" + let("stored", "oldObject != null ? oldObject : object", ignored)},
     ]
+
+
+def metadata_value(obj: str, field: str, key: str) -> str:
+    """CEL: `obj.metadata.<field>[key]` (labels or annotations), or null."""
+    entries = f"{obj}.metadata.{field}"
+    return f"(has({entries}) && {key} in {entries} ? {entries}[{key}] : null)"
+
+
+EXEMPTION_DENIED = " (only subjects exempt from this rule, its exempt-users and exempt-groups, may exempt a running pod)"
+
+
+def exemption_changes(opt_out: str) -> str:
+    """CEL: FW401's reasons (a list of strings) why a pod update grants an exemption (see its `exemption_changes`).
+
+    `opt_out` is the CEL map literal {"key": ..., "value": ...} of the opt-out label.
+    """
+    head = "a pod update may not grant exemptions; this one "
+    note = literal(ANNOTATION)
+    annotation = let("a", f"[{metadata_value('oldObject', 'annotations', note)}, "
+                          f"{metadata_value('object', 'annotations', note)}]",
+                     f"a[1] != null && a[1] != a[0] ? [{literal(head)} + (a[0] == null ? 'adds' : 'changes') + "
+                     f"{literal(' the annotation ' + ANNOTATION + EXEMPTION_DENIED)}] : []")
+    label = let("l", opt_out,
+                f"{metadata_value('object', 'labels', 'l.key')} == l.value && "
+                f"{metadata_value('oldObject', 'labels', 'l.key')} != l.value ? "
+                f"[{literal(head + 'sets the opt-out label ')} + l.key + '=' + l.value + {literal(EXEMPTION_DENIED)}]"
+                " : []")
+    return f"{annotation} + {label}"
+
+
+def judged_request(subresources: str, opt_out: str) -> dict[str, str]:
+    """FW401's match condition: a pod itself, a sub-resource `subresources` lists, or a status write changing
+    the ignore annotation or the opt-out label (the kubelet's status writes are left alone, unsent)."""
+    note = literal(ANNOTATION)
+    changed = let("e", f"[object, oldObject].map(o, [{metadata_value('o', 'annotations', note)}, "
+                       f"{metadata_value('o', 'labels', opt_out + '.key')}])", "e[0] != e[1]")
+    body = f"sub == '' || sub in {subresources} || (sub == 'status' && {changed})"
+    return {"name": "judged-request",
+            "expression": let("sub", "has(request.subResource) ? request.subResource : ''", body)}
 
 
 # --- FW401's comparison -----------------------------------------------------------------

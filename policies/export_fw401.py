@@ -20,7 +20,9 @@ from .export_cel import (
     Policy,
     changed_paths,
     child,
+    exemption_changes,
     exemption_conditions,
+    judged_request,
     let,
     literal,
     shown_key,
@@ -61,6 +63,10 @@ GATED_POD_FIELDS = sorted(".".join(str(p) for p in path) for path in rule.GATED_
 # Containers can change nothing but images by the time a request reaches admission (the API
 # server refuses anything else first): their fields are named, not descended.
 CONTAINER_PATH_PARTS = 4
+
+# The pod and the sub-resources FW401 may judge; the match condition `judged-request` keeps those the
+# options leave out (and the kubelet's status writes, unless they touch an exemption) from the policy.
+RESOURCES = ("pods", "pods/status", *(f"pods/{sub}" for sub in rule.OPTIONAL_SUBRESOURCES))
 
 ONLY_IMAGES = ("a pod update may only change spec.containers[*].image and spec.initContainers[*].image; "
                "this one also changes ")
@@ -138,7 +144,8 @@ def build(options: Options) -> list[Policy]:
     gate_reason = (literal("an image may only change while the pod's condition ") + f" + {condition} + "
                    + literal(' is "False", and it is ') + f" + ({shown}) + "
                    + literal(" (set it to False first so the pod leaves its Services, then change the image)"))
-    reasons = (f"(size(variables.changes) > 0 ? [{literal(ONLY_IMAGES)} + variables.changes.join(', ') + "
+    reasons = (f"variables.exemptions + (size(variables.changes) > 0 ? [{literal(ONLY_IMAGES)} + "
+               "variables.changes.join(', ') + "
                f"{literal(ROLL)}] : []) + ({cel('require-gate-false')} && variables.imageChanged && "
                f"variables.gateStatus != 'False' ? [{gate_reason}] : [])")
     variables = [
@@ -156,16 +163,18 @@ def build(options: Options) -> list[Policy]:
         {"name": "gateStatus", "expression": "size(variables.gateConditions) > 0 && "
                                              "has(variables.gateConditions[0].status) ? "
                                              "variables.gateConditions[0].status : null"},
+        {"name": "exemptions", "expression": exemption_changes(cel("opt-out-label"))},
         {"name": "reasons", "expression": reasons},
     ]
     spec: dict[str, Any] = {
         "matchConstraints": {
             "matchPolicy": "Equivalent",
             "resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"],
-                               "resources": ["pods"], "scope": "Namespaced"}],
+                               "resources": list(RESOURCES), "scope": "Namespaced"}],
         },
-        "matchConditions": exemption_conditions(CODE, NAME, cel("exempt-namespaces"), cel("exempt-users"),
-                                                cel("exempt-groups")),
+        "matchConditions": [judged_request(cel("subresources"), cel("opt-out-label")),
+                            *exemption_conditions(CODE, NAME, cel("exempt-namespaces"), cel("exempt-users"),
+                                                  cel("exempt-groups"))],
         "variables": variables,
         "validations": [{
             "expression": "size(variables.reasons) == 0",
@@ -197,6 +206,9 @@ NOTES = (
     "reordered are named `spec.containers` or `spec.containers[i] (container \"a\" replaced by \"b\")`, "
     "empty or padded images are not named, paths are followed 5 parts deep and container fields to the "
     "field (`spec.containers[name=c].resources`; the webhook: 32 parts).",
-    "pods/status, pods/resize, pods/ephemeralcontainers and other subresources are never matched (the "
-    "policy matches `pods` only), as the webhook is never sent them.",
+    "A request cannot exempt itself: the fieldwarden.io/ignore annotation is read from oldObject, and "
+    "adding or changing it, or setting the opt-out label (opt-out-label, the bindings' objectSelector), on "
+    "pods or pods/status is denied unless the requester is exempt (exempt-users, exempt-groups), as by the "
+    "webhook. pods/resize and pods/ephemeralcontainers are judged when `subresources` lists them; a match "
+    "condition leaves out the others and the status writes that change neither the annotation nor the label.",
 )

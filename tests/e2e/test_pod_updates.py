@@ -16,6 +16,12 @@ controller's edits (nodeSelector, node affinity, tolerations, gates removed) pas
 else does not, and once the last gate is gone the pod is ordinary. `--dry-run=server` gives the
 same verdicts and stores nothing.
 
+Exemptions cannot be self-granted: the issue's `kubectl patch` that adds `fieldwarden.io/ignore:
+FW401` and a toleration in one request is denied, and so is labelling the pod
+`fieldwarden.io/admission=disabled` (through the pod or its status) before changing it. Subjects
+FW401 exempts (a user, a group: a cluster of this module's own with that configuration) still
+can; there `subresources: [ephemeralcontainers]` makes `kubectl debug` denied too.
+
 The API-fake counterparts (tests/webhook/server, on AdmissionReview fixtures) keep what a real
 server cannot be made to send: images with whitespace, reordered or added containers, specs
 deeper than the recursion limit.
@@ -28,10 +34,15 @@ import json
 import re
 from typing import Any, Callable
 
+from pathlib import Path
+from typing import Iterator
+
 import pytest
 
+from tests.e2e.cluster import Cluster, ClusterOptions
 from tests.e2e.install import Installation
-from tests.e2e.kubectl import Kubectl, Result
+from tests.e2e.kubectl import Kubectl, Result, find_kubectl
+from tests.e2e.own_cluster import new_namespace, own_installation
 
 IMAGE = "registry.example/web:1.0"
 NEW_IMAGE = "registry.example/web:2.0"
@@ -241,3 +252,97 @@ def test_a_server_dry_run_gets_the_same_verdicts_and_stores_nothing(
     assert after["spec"] == before["spec"]  # neither the image nor the deadline
     real = kubectl(*deadline, check=False)
     assert denied_paths(real) == denied_paths(dry) and real.stderr == dry.stderr
+
+
+# -- exemptions: whoever is policed cannot grant them --
+
+SELF_EXEMPT = json.dumps({"metadata": {"annotations": {"fieldwarden.io/ignore": "FW401"}},
+                          "spec": {"tolerations": [TOLERATION]}})
+NOT_GRANTED = "a pod update may not grant exemptions; this one "
+
+
+def grants_refused(result: Result, what: str) -> None:
+    assert result.code == 1, result
+    assert f"{DENIED}{NOT_GRANTED}{what} (only subjects exempt" in result.stderr, result
+
+
+def test_the_pods_updater_cannot_exempt_it_with_the_ignore_annotation(
+        fieldwarden: Installation, kubectl: Kubectl, namespace: str) -> None:
+    before = create(kubectl, namespace, pod_manifest())
+    refused = kubectl("patch", "pod/web", "-n", namespace, "-p", SELF_EXEMPT, check=False)
+    grants_refused(refused, "adds the annotation fieldwarden.io/ignore")
+    assert "also changes spec.tolerations" in refused.stderr
+    annotate = kubectl("annotate", "pod/web", "-n", namespace, "fieldwarden.io/ignore=all", check=False)
+    grants_refused(annotate, "adds the annotation fieldwarden.io/ignore")
+    through_status = kubectl("patch", "pod/web", "-n", namespace, "--subresource=status", "-p",
+                             json.dumps({"metadata": {"annotations": {"fieldwarden.io/ignore": "FW401"}}}), check=False)
+    grants_refused(through_status, "adds the annotation fieldwarden.io/ignore")
+    after = stored(kubectl, namespace)
+    assert after["spec"] == before["spec"] and "fieldwarden.io/ignore" not in after["metadata"]["annotations"]
+
+
+@pytest.mark.parametrize("subresource", [[], ["--subresource=status"]], ids=["pod", "status"])
+def test_labelling_the_pod_out_of_the_webhook_then_changing_it_is_denied(
+        subresource: list[str], fieldwarden: Installation, kubectl: Kubectl, namespace: str) -> None:
+    before = create(kubectl, namespace, pod_manifest())
+    label = {"metadata": {"labels": {"fieldwarden.io/admission": "disabled"}}}
+    refused = kubectl("patch", "pod/web", "-n", namespace, *subresource, "-p", json.dumps(label), check=False)
+    grants_refused(refused, "sets the opt-out label fieldwarden.io/admission=disabled")
+    assert denied_paths(patch("--type=json", "-p", ADD_TOLERATION)(kubectl, namespace)) == ["spec.tolerations"]
+    after = stored(kubectl, namespace)
+    assert after["spec"] == before["spec"] and "fieldwarden.io/admission" not in after["metadata"]["labels"]
+    # A status write that leaves the exemptions alone is not even sent (the match condition).
+    kubectl("patch", "pod/web", "-n", namespace, "--subresource=status", "-p", STATUS_PATCH)
+
+
+EXEMPT_USER, EXEMPT_GROUP = "alice@example.com", "example:pod-admins"
+
+
+@pytest.fixture(scope="module")
+def exempting(start_cluster: Callable[[ClusterOptions], Cluster], failure_logs: list[Any],
+              tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Kubectl, str]]:
+    """An installation whose FW401 exempts a user and a group and judges kubectl debug; kubectl, a namespace."""
+    values = {"config": {"rules": {"FW401": {"exempt-users": [EXEMPT_USER], "exempt-groups": [EXEMPT_GROUP],
+                                             "subresources": ["ephemeralcontainers"]}}}}
+    folder = tmp_path_factory.mktemp("exempting")
+    with own_installation(start_cluster, failure_logs, "fw401-exempting", folder, values) as installed:
+        binary = find_kubectl(installed.cluster.assets.kubectl)
+        assert binary is not None
+        kubectl = Kubectl(binary, installed.cluster.kubeconfig, Path(folder) / "kubectl-cache")
+        namespace = new_namespace(installed.cluster, "fw401-exempting")
+        # The impersonated subjects may do anything in the namespace (RBAC); only FW401 tells them apart.
+        kubectl("create", "rolebinding", "admins", "-n", namespace, "--clusterrole=cluster-admin", f"--user={EXEMPT_USER}",
+                f"--group={EXEMPT_GROUP}", "--user=bob@example.com")
+        yield kubectl, namespace
+
+
+@pytest.mark.parametrize("who", [
+    ["--as", EXEMPT_USER],
+    ["--as", "carol@example.com", "--as-group", EXEMPT_GROUP],
+], ids=["exempt-user", "exempt-group"])
+def test_an_exempt_subject_can_still_exempt_a_pod(who: list[str], exempting: tuple[Kubectl, str]) -> None:
+    kubectl, namespace = exempting
+    name = f"web-{who[1].split('@')[0]}"
+    create(kubectl, namespace, pod_manifest(name))
+    kubectl("patch", f"pod/{name}", "-n", namespace, *who, "-p", SELF_EXEMPT)
+    kubectl("label", f"pod/{name}", "-n", namespace, *who, "fieldwarden.io/admission=disabled")
+    pod = stored(kubectl, namespace, name)
+    assert pod["metadata"]["annotations"]["fieldwarden.io/ignore"] == "FW401"
+    assert pod["metadata"]["labels"]["fieldwarden.io/admission"] == "disabled"
+    assert TOLERATION in pod["spec"]["tolerations"]
+    # Exempt now, for anyone: the stored annotation counts.
+    kubectl("patch", f"pod/{name}", "-n", namespace, "-p", '{"spec": {"activeDeadlineSeconds": 600}}')
+
+
+def test_others_still_cannot_and_kubectl_debug_is_judged_when_configured(exempting: tuple[Kubectl, str]) -> None:
+    kubectl, namespace = exempting
+    create(kubectl, namespace, pod_manifest("web-bob"))
+    as_bob = ["--as", "bob@example.com"]
+    refused = kubectl("patch", "pod/web-bob", "-n", namespace, *as_bob, "-p", SELF_EXEMPT, check=False)
+    grants_refused(refused, "adds the annotation fieldwarden.io/ignore")
+    debug = kubectl("debug", "web-bob", "-n", namespace, *as_bob, "--image=registry.example/busybox:1.36",
+                    "--container=debugger", check=False)
+    assert denied_paths(debug) == ["spec.ephemeralContainers"]
+    kubectl("debug", "web-bob", "-n", namespace, "--as", EXEMPT_USER, "--image=registry.example/busybox:1.36",
+            "--container=debugger")
+    assert [c["name"] for c in stored(kubectl, namespace, "web-bob")["spec"]["ephemeralContainers"]] == ["debugger"]

@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from fieldwarden.policies.config import SCHEMA_FILE
+from fieldwarden.policies.export_cel import judged_request, literal
 from fieldwarden.webhook.gate import process as controller_cli
 from fieldwarden.webhook.server import serve as serve_cli
 from fieldwarden.webhook.gate.process import gate_settings
@@ -78,7 +79,8 @@ HOOKS: dict[str, tuple[str, str, str, list[Rule]]] = {  # webhook name -> (value
         ("batch", "jobs", ("CREATE", "UPDATE")), ("batch", "cronjobs", ("CREATE", "UPDATE")),
         ("", "replicationcontrollers", ("CREATE", "UPDATE"))]),
     "image-only-pod-updates.fieldwarden.io": ("imageOnlyPodUpdates", "ValidatingWebhookConfiguration", "/validate", [
-        ("", "pods", ("UPDATE",))]),
+        ("", "pods", ("UPDATE",)), ("", "pods/status", ("UPDATE",)), ("", "pods/ephemeralcontainers", ("UPDATE",)),
+        ("", "pods/resize", ("UPDATE",))]),
 }
 CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
 CERT_MANAGER_KINDS = {"Certificate", "Issuer"}  # CRDs: no Kubernetes schema
@@ -179,16 +181,33 @@ def test_webhooks_are_registered_as_the_values_ask(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", SETS)
-def test_rules_are_exactly_each_policys_resources_and_no_subresource(name: str) -> None:
+def test_rules_are_exactly_each_policys_resources_and_subresources_only_behind_fw401s_condition(name: str) -> None:
     for _, hook in webhooks(rendered(name)):
         got: list[Rule] = []
         for rule in hook["rules"]:
             assert rule["scope"] == "Namespaced" and rule["apiVersions"] == ["v1"]
             assert len(rule["apiGroups"]) == 1
             for resource in rule["resources"]:
-                assert "/" not in resource and "*" not in resource, resource  # never pods/status, */scale
+                assert "*" not in resource, resource  # never */scale
                 got.append((rule["apiGroups"][0], resource, tuple(rule["operations"])))
         assert sorted(got) == sorted(HOOKS[hook["name"]][3])
+        if hook["name"] == "image-only-pod-updates.fieldwarden.io":
+            # The exporter's condition (status writes only when they change an exemption; resize and
+            # ephemeral containers only when FW401's `subresources` lists them), with this configuration.
+            options = {"FW401": {"subresources": [], **merged(name)["config"].get("rules", {}).get("FW401", {})}}
+            label = merged(name)["admission"]["optOutLabel"]
+            expected = judged_request(literal(options["FW401"]["subresources"]), literal(label))
+            assert hook["matchConditions"] == [expected]
+        else:
+            assert all("/" not in resource for _, resource, _ in got) and "matchConditions" not in hook
+
+
+def test_a_config_protecting_another_opt_out_label_than_the_selectors_is_refused() -> None:
+    other = {"config": {"rules": {"pod-update-not-image-only": {"opt-out-label": {"key": "a", "value": "b"}}}}}
+    with pytest.raises(Exception, match="opt-out-label must be admission.optOutLabel"):
+        render(other)
+    same = {"config": {"rules": {"FW401": {"opt-out-label": {"key": "fieldwarden.io/admission", "value": "disabled"}}}}}
+    render(same)
 
 
 @pytest.mark.parametrize("name", SETS)
@@ -437,7 +456,9 @@ def test_the_controller_ships_exactly_with_the_readiness_gate(name: str) -> None
 def test_the_configmap_is_the_values_config_and_loads(name: str, tmp_path: Path) -> None:
     objects = rendered(name)
     config = one(objects, "ConfigMap", "fieldwarden-config")["data"]["config.yaml"]
-    assert yaml.safe_load(config) == merged(name)["config"]
+    expected = copy.deepcopy(merged(name)["config"])  # FW401 protects the opt-out label the selectors honour
+    expected.setdefault("rules", {}).setdefault("FW401", {})["opt-out-label"] = merged(name)["admission"]["optOutLabel"]
+    assert yaml.safe_load(config) == expected
     path = tmp_path / "config.yaml"
     path.write_text(config, encoding="utf-8")
     settings = load_settings(path)  # what `serve` and `controller` do at startup: parse, validate

@@ -111,11 +111,16 @@ def test_one_policy_and_one_binding_per_rule_part() -> None:
         assert obj["metadata"]["labels"]["fieldwarden.io/rule"] in ("FW401", "FW402", "FW403")
 
 
-def test_only_the_resources_themselves_are_matched_never_subresources() -> None:
+def test_the_resources_are_matched_and_fw401s_subresources_behind_its_match_condition() -> None:
     found = by_name(objects(TUNED))
     rules = {name: o["spec"]["matchConstraints"]["resourceRules"] for name, o in found.items() if "Binding" not in name}
     assert rules["ValidatingAdmissionPolicy/fieldwarden-fw401-pod-update-not-image-only"] == [
-        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["pods"], "scope": "Namespaced"}]
+        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"],
+         "resources": ["pods", "pods/status", "pods/ephemeralcontainers", "pods/resize"], "scope": "Namespaced"}]
+    policy = found["ValidatingAdmissionPolicy/fieldwarden-fw401-pod-update-not-image-only"]
+    judged = policy["spec"]["matchConditions"][0]
+    assert judged["name"] == "judged-request" and "sub in [] ||" in judged["expression"]
+    assert "(sub == 'status' && " in judged["expression"]
     assert rules["MutatingAdmissionPolicy/fieldwarden-fw402-pod-without-readiness-gate"] == [
         {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"], "scope": "Namespaced"}]
     for name in ("fw403-replicas", "fw403-resources"):
@@ -126,6 +131,20 @@ def test_only_the_resources_themselves_are_matched_never_subresources() -> None:
                              ("", "replicationcontrollers"), ("argoproj.io", "*")}  # `*`: no subresource
         assert all("/" not in r for rule in listed for r in rule["resources"])
     assert rules["MutatingAdmissionPolicy/fieldwarden-fw403-resources"][0]["operations"] == ["UPDATE"]
+
+
+def test_fw401_protects_the_opt_out_label_the_bindings_honour_and_judges_the_listed_subresources() -> None:
+    config = {"rules": {"FW401": {"subresources": ["resize"]}}}
+    result = export(Settings(config), target("1.32"), Scope(opt_out_label=("example.com/skip", "yes")))
+    policy = by_name(result.objects)["ValidatingAdmissionPolicy/fieldwarden-fw401-pod-update-not-image-only"]
+    variables = {v["name"]: v["expression"] for v in policy["spec"]["variables"]}
+    label = '{"key":"example.com/skip","value":"yes"}'
+    assert label in variables["exemptions"] and variables["reasons"].startswith("variables.exemptions + ")
+    judged = policy["spec"]["matchConditions"][0]["expression"]
+    assert 'sub in ["resize"] ||' in judged and label in judged
+    plain = by_name(objects())["ValidatingAdmissionPolicy/fieldwarden-fw401-pod-update-not-image-only"]
+    plain_variables = {v["name"]: v["expression"] for v in plain["spec"]["variables"]}
+    assert '{"key":"fieldwarden.io/admission","value":"disabled"}' in plain_variables["exemptions"]
 
 
 def test_the_autoscalers_are_the_params_of_the_request_namespace() -> None:
@@ -149,7 +168,9 @@ def test_exemptions_are_match_conditions_with_the_configured_values() -> None:
     conditions = {c["name"]: c["expression"] for c in policy["spec"]["matchConditions"]}
     assert conditions["namespace-not-exempt"] == '!(request.namespace in ["batch"])'
     assert '["system:serviceaccount:kueue:kueue"]' in conditions["user-not-exempt"]
-    assert '"fieldwarden.io/ignore" in object.metadata.annotations' in conditions["not-ignored-by-annotation"]
+    ignored = conditions["not-ignored-by-annotation"]
+    assert ignored.startswith("![oldObject != null ? oldObject : object].map(stored, ")  # a request cannot exempt itself
+    assert '"fieldwarden.io/ignore" in stored.metadata.annotations' in ignored
     assert '"FW401"' in conditions["not-ignored-by-annotation"]
     variables = {v["name"]: v["expression"] for v in policy["spec"]["variables"]}
     assert variables["gated"].startswith("false && ")  # allow-gated-pod-scheduling-changes: false

@@ -155,6 +155,29 @@ objectSelector:
       values: [{{ $optOut.value | quote }}]
 {{- end -}}
 
+{{/*
+The policy configuration the webhook and the controller read: values `config`, with FW401's
+opt-out-label set to admission.optOutLabel, so that FW401 denies a pod update that sets the label
+the webhooks' objectSelector skips (the API server sends that update, as the old pod still matches).
+A config naming another opt-out-label is an error.
+*/}}
+{{- define "fieldwarden.config" -}}
+{{- $config := deepCopy (.Values.config | default dict) -}}
+{{- $rules := get $config "rules" | default dict -}}
+{{- $label := .Values.admission.optOutLabel -}}
+{{- range $key := list "FW401" "pod-update-not-image-only" -}}
+{{- $set := get (get $rules $key | default dict) "opt-out-label" -}}
+{{- if and $set (ne (toJson $set) (toJson $label)) -}}
+{{- fail (printf "config.rules.%s.opt-out-label must be admission.optOutLabel (%s): the label the webhooks' objectSelector honours" $key (toJson $label)) -}}
+{{- end -}}
+{{- end -}}
+{{- $fw401 := get $rules "FW401" | default dict -}}
+{{- $_ := set $fw401 "opt-out-label" $label -}}
+{{- $_ = set $rules "FW401" $fw401 -}}
+{{- $_ = set $config "rules" $rules -}}
+{{- toYaml $config -}}
+{{- end -}}
+
 {{/* Fields every webhook shares: (dict "root" $ "hook" .Values.admission.X "path" "/mutate" "caBundle" $caBundle). */}}
 {{- define "fieldwarden.admission.common" -}}
 admissionReviewVersions: [v1]
