@@ -20,9 +20,13 @@ if TYPE_CHECKING:
 LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 LABEL_MAX = 63
 SUBDOMAIN_MAX = 253
-# kinds whose names the API server checks only as path segments (rbac's ValidateRBACName)
-PATH_SEGMENT_KINDS = frozenset(("rbac.authorization.k8s.io", kind)
-                               for kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"))
+# kinds whose names the API server checks only as path segments (rbac's ValidateRBACName, and the
+# kinds named after users or levels); every other name is held to a DNS-1123 subdomain, which the
+# API server requires of most kinds and of every custom resource
+PATH_SEGMENT_KINDS = frozenset(
+    [("rbac.authorization.k8s.io", kind) for kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")]
+    + [("certificates.k8s.io", "CertificateSigningRequest")]
+    + [("flowcontrol.apiserver.k8s.io", kind) for kind in ("FlowSchema", "PriorityLevelConfiguration")])
 _CLEAN_PATH = re.compile(r"(/[A-Za-z0-9._~:@%-]+)+/?\Z")
 _SHOWN = 80
 

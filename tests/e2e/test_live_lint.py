@@ -666,3 +666,21 @@ def test_live_secret_values_are_never_printed_in_any_format(
             assert not [s for s in secrets if s in out.getvalue() + err.getvalue()], out.getvalue() + err.getvalue()
     assert seen == [[("secret.yaml", "FW503"), ("settings.yaml", "FW503")]] * 2 + [
         [("secret.yaml", "FW506"), ("settings.yaml", "FW506")]]
+
+
+def test_an_rbac_name_that_is_no_dns_name_is_encoded_into_the_path(
+        cluster: Cluster, kubectl: Kubectl, folder: Path) -> None:
+    name = f"e2e:lint reader {uuid.uuid4().hex[:5]}"  # a ':' and spaces: a valid ClusterRole name
+
+    def role(verbs: str) -> str:
+        return (f"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: '{name}'\n"
+                f"rules:\n  - apiGroups: ['']\n    resources: [configmaps]\n    verbs: [{verbs}]\n")
+
+    apply(kubectl, role("get"), "--server-side", "--field-manager=other-team")
+    try:
+        write(folder, "role.yaml", role("get, list"))
+        run = live_lint(cluster, folder, "--select", "FW5")
+        assert [(file, code) for file, _, _, code, _ in live_findings(run)] == [("role.yaml", "FW503")]
+        assert "1 object checked" in run.stderr
+    finally:
+        kubectl("delete", "clusterrole", name)
