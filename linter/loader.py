@@ -2,6 +2,12 @@
 
 Uses PyYAML's C composer for speed and converts nodes to plain Python data itself,
 so that duplicate keys, alias bombs and absurd nesting become findings, not crashes.
+
+Limits (each a FW005 finding where it is crossed, and parsing of that file stops there):
+MAX_DEPTH levels of nesting (recent PyYAML builds stop at 1,000 levels themselves: that error
+is FW005 too, so every PyYAML release reports the same finding); MAX_ALIAS_NODES nodes made by
+aliases in one document; MAX_DOCUMENTS documents in one stream, empty ones included, so that a
+file of `---` lines costs no more memory than its first MAX_DOCUMENTS documents.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
 
 MAX_DEPTH = 256
 MAX_ALIAS_NODES = 100_000
+MAX_DOCUMENTS = 10_000
 
 _STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
@@ -190,12 +197,15 @@ def _scalar(node: ScalarNode) -> Any:
     return node.value
 
 
-def _nesting_depth_exceeds(text: str, limit: int) -> bool:
-    """Cheap textual screen, then an exact event count: libyaml's composer recurses in C."""
+def _nesting_depth_exceeds(text: str, limit: int) -> tuple[int, int] | None:
+    """Where (1-based line, column) `text` nests deeper than `limit`; None when it does not.
+
+    Cheap textual screen, then an exact event count: libyaml's composer recurses in C.
+    """
     suspicious = _DEEP_BLOCK.search(text) is not None
     openers = text.count("[") + text.count("{")
     if not suspicious and openers > limit:
-        suspicious = _bracket_depth_exceeds(text, limit)
+        suspicious = _bracket_depth_exceeds(text, limit) is not None
         if not suspicious and openers > _SAFE_OPENERS:
             # Closers inside strings or comments fool the count (`"]]]"`, then `[[[`) and
             # this many openers could overflow the C stack: trust only exact lexing.
@@ -206,33 +216,52 @@ def _nesting_depth_exceeds(text: str, limit: int) -> bool:
             except (ValueError, RecursionError):
                 suspicious = True  # not JSON (or absurdly deep): the parser's events decide
             else:  # valid JSON: with its strings blanked out, brackets are the structure
-                return _bracket_depth_exceeds(_JSON_STRING.sub('""', text), limit)
+                return _bracket_depth_exceeds(_JSON_STRING.sub(_blank, text), limit)
     if not suspicious:
-        return False
+        return None
     depth = 0
     try:
         for event in yaml.parse(text, Loader=_Loader):
             if isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
                 if depth > limit:
-                    return True
+                    return _position(event.start_mark)
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
+    except yaml.MarkedYAMLError as exc:
+        if _is_nesting_error(exc):  # PyYAML's own limit, met while it looked ahead
+            return _position(exc.problem_mark or exc.context_mark)
+        return None  # the composer will report the syntax error itself
     except yaml.YAMLError:
-        return False  # the composer will report the syntax error itself
-    return False
+        return None
+    return None
 
 
-def _bracket_depth_exceeds(text: str, limit: int) -> bool:
+def _is_nesting_error(exc: yaml.MarkedYAMLError) -> bool:
+    """PyYAML's own nesting limit (libyaml 0.2.5 and later, as in PyYAML 6.0.4's wheels)."""
+    return "maximum nesting depth" in (exc.problem or "")
+
+
+def _position(mark: Any) -> tuple[int, int]:
+    return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+
+
+def _bracket_depth_exceeds(text: str, limit: int) -> tuple[int, int] | None:
     depth = 0
     for match in _BRACKETS.finditer(text):
         if match.group() in "[{":
             depth += 1
             if depth > limit:
-                return True
+                offset = match.start()
+                return text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset)
         elif depth:
             depth -= 1
-    return False
+    return None
+
+
+def _blank(match: re.Match[str]) -> str:
+    """A JSON string as a string of as many characters without brackets (positions stay)."""
+    return '"' + " " * (len(match.group()) - 2) + '"'
 
 
 def decode(data: bytes) -> tuple[str | None, InputProblem | None]:
@@ -258,17 +287,30 @@ def decode(data: bytes) -> tuple[str | None, InputProblem | None]:
         )
 
 
-def load(text: str) -> Loaded:
-    """Parse every document of a YAML (or JSON) stream; problems instead of exceptions."""
+def load(text: str, max_documents: int = MAX_DOCUMENTS) -> Loaded:
+    """Parse every document of a YAML (or JSON) stream; problems instead of exceptions.
+
+    At most `max_documents` documents are read: one more is a FW005 where it starts.
+    """
     problems: list[InputProblem] = []
     documents: list[Document] = []
-    if _nesting_depth_exceeds(text, MAX_DEPTH):
-        return Loaded([], [InputProblem("FW005", 1, 1, f"document nests deeper than {MAX_DEPTH} levels")], False)
+    deep = _nesting_depth_exceeds(text, MAX_DEPTH)
+    if deep is not None:
+        return Loaded([], [InputProblem("FW005", *deep, f"document nests deeper than {MAX_DEPTH} levels")], False)
     template_like = False
     loader = _Loader(text)
     try:
         index = 0
-        while loader.check_node():
+        while True:
+            if index == max_documents:  # (the next event: the start of one more document, or the end)
+                event = loader.peek_event()
+                if not isinstance(event, yaml.StreamEndEvent):
+                    problems.append(InputProblem(
+                        "FW005", *_position(event.start_mark),
+                        f"more than {max_documents:,} documents in one file (empty ones count): the rest is not read"))
+                break
+            if not loader.check_node():
+                break
             node = loader.get_node()
             if node is None:  # pragma: no cover - check_node said there is one
                 break
@@ -300,9 +342,11 @@ def load(text: str) -> Loaded:
             documents.append(Document(index, node, data, node.start_mark.line + 1, end_line))
             index += 1
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        problems.append(InputProblem("FW001", line, column, _syntax_message(exc)))
+        line, column = _position(exc.problem_mark or exc.context_mark)
+        if _is_nesting_error(exc):  # PyYAML's own limit (the screen above normally stops first)
+            problems.append(InputProblem("FW005", line, column, f"document nests deeper than {MAX_DEPTH} levels"))
+        else:
+            problems.append(InputProblem("FW001", line, column, _syntax_message(exc)))
     except yaml.YAMLError as exc:
         problems.append(InputProblem("FW001", 1, 1, str(exc).replace("\n", " ")))
     finally:

@@ -11,6 +11,7 @@ from typing import Iterator
 
 import pytest
 
+from fieldwarden.linter.loader import MAX_DOCUMENTS
 from tests.helpers import Run, lint, write
 
 MB = 1024 * 1024
@@ -225,6 +226,43 @@ def test_unreadable_file_is_fw004(tmp_path: Path) -> None:
 def test_duplicate_keys_are_fw002(tmp_path: Path) -> None:
     write(tmp_path, "dup.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: 1\n  k: 2\n")
     assert run(tmp_path, "dup.yaml").hits() == [("dup.yaml", 7, 3, "FW002")]
+
+
+# --- many documents ------------------------------------------------------------------
+
+
+def test_empty_document_flood_stops_at_the_limit_in_flat_memory(tmp_path: Path) -> None:
+    """10 MB of `---` lines, 2.6 million empty documents: one FW005 where the one too many starts."""
+    (tmp_path / "flood.yaml").write_bytes(b"---\n" * (DEFAULT_MAX // 4))
+    # a process of its own measures its child's peak memory (this one's other children would count too)
+    measure = ("import resource, subprocess, sys; done = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+               "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); print(done.stdout, end='')")
+    start = time.monotonic()
+    measured = subprocess.run(
+        [sys.executable, "-c", measure, sys.executable, "-m", "fieldwarden", "lint", "--no-context", "--format", "concise",
+         "flood.yaml"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    elapsed = time.monotonic() - start
+    head, _, out = measured.stdout.partition("\n")
+    code, peak_kib = (int(word) for word in head.split())
+    findings = [line for line in out.splitlines() if line.startswith("flood.yaml:")]
+    assert code == 1
+    assert len(findings) == 1 and findings[0].startswith(f"flood.yaml:{MAX_DOCUMENTS + 1}:1: FW005 "), findings
+    assert peak_kib < 300 * 1024, f"peak RSS {peak_kib // 1024} MiB"  # (it took 1.47 GB unbounded)
+    assert elapsed < 30
+
+
+@pytest.mark.parametrize(("count", "found"), [(MAX_DOCUMENTS, []), (MAX_DOCUMENTS + 1, [("many.yaml", MAX_DOCUMENTS + 1, 1, "FW005")])])
+def test_documents_per_file_are_bounded_empty_ones_too(tmp_path: Path, count: int, found: list[object]) -> None:
+    write(tmp_path, "many.yaml", "---\n" * count)
+    assert run(tmp_path, "many.yaml").hits() == found
+
+
+def test_documents_before_the_limit_are_still_linted(tmp_path: Path) -> None:
+    head = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  uid: abc\n"  # FW306 on line 5
+    write(tmp_path, "many.yaml", head + "---\n" * MAX_DOCUMENTS + "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, uid: x}\n")
+    # document 1 is the ConfigMap (lines 1-5), document k + 1 starts on line 5 + k: the limit is crossed on 5 + 10,000
+    assert run(tmp_path, "many.yaml").hits() == [("many.yaml", 5, 3, "FW306"), ("many.yaml", MAX_DOCUMENTS + 5, 1, "FW005")]
 
 
 # --- everything at once --------------------------------------------------------------
