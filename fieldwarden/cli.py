@@ -57,7 +57,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # last line of defence: a message, never a traceback
         if os.environ.get("FIELDWARDEN_DEBUG"):
             raise
-        print(f"fieldwarden: internal error: {type(exc).__name__}: {exc} "
+        from .terminal import visible  # (what failed may quote a path or a file's text)
+
+        print(f"fieldwarden: internal error: {type(exc).__name__}: {visible(str(exc))} "
               "(set FIELDWARDEN_DEBUG=1 for a traceback and please report it)", file=sys.stderr)
         return 2
 

@@ -1,4 +1,10 @@
-"""Markdown pages (a rule's `explain` page) rendered for a terminal.
+"""Text for a terminal or a CI log: what is printed cannot start a line or a command of its own.
+
+`visible` and `line_start` make a path or message safe to print on one line of a log:
+control characters become Python-style escapes (a file name holding a newline followed by
+`::add-mask::` would otherwise start a GitHub workflow command of its own line), and `##[`,
+the older form of GitHub's workflow commands that the runner honours anywhere in a line,
+has its bracket escaped. `render` is for Markdown pages (a rule's `explain` page):
 
 Only what the rules' docstrings use: `#`/`##` headings, fenced code blocks, inline code,
 `**bold**`, lists and paragraphs. Headings are bold (and underlined for the title) on a
@@ -18,6 +24,41 @@ _HEADING = re.compile(r"(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"\s*(```|~~~)")
 _CODE = re.compile(r"(`+)(.+?)\1")
 _STRONG = re.compile(r"\*\*(.+?)\*\*")
+# C0 and C1 controls, DEL, Unicode's line and paragraph separators; GitHub's `##[` command marker
+_UNSEEN = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]|##\[")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "##[": "##\\x5b"}
+
+
+def visible(text: str) -> str:
+    """`text` for one line of a terminal or CI log: `\\n`, `\\x1b`, `\\u2028` for control characters.
+
+    A backslash stays as it is (Windows paths stay readable): the escapes are for people to
+    see that something is there, and no line, colour or workflow command can come of them.
+    """
+    if _UNSEEN.search(text) is None:
+        return text
+    return _UNSEEN.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    found = match.group()
+    named = _NAMED.get(found)
+    if named is not None:
+        return named
+    code = ord(found)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def line_start(path: str) -> str:
+    """A path `visible`, for the start of a line: `./` before one that starts with `:` or a space.
+
+    GitHub's runner strips a line's leading white space and takes what then starts with `::`
+    as a workflow command: a file named `::add-mask::x` must not start a line as it is.
+    """
+    shown = visible(path)
+    if shown[:1] == ":" or shown[:1].isspace():
+        return "./" + shown
+    return shown
 
 
 def wants_style(stream: TextIO) -> bool:

@@ -1,4 +1,8 @@
-"""`fieldwarden lint`: argument handling only; the work happens in engine.lint."""
+"""`fieldwarden lint`: argument handling only; the work happens in engine.lint.
+
+What it prints on stderr (notices, errors) names paths and quotes the linted tree: each line
+goes through terminal.visible, so that it stays one line that starts with `fieldwarden:`.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from .discover import find_git_root, project_files, walk
 from .engine import Report, Scope, Source, lint
 from .resolve import Resolver, common_root, project_root
 from .formats import FORMATTERS
+from ..terminal import visible
 
 
 class UsageError(Exception):
@@ -35,7 +40,7 @@ def run(args: Any) -> int:
         per_file.update({str(path): resolver.for_file(path).settings for path in context})
         scope = _scope(args, resolver, root)
     except (ConfigError, UsageError) as exc:
-        print(f"fieldwarden: {exc}", file=sys.stderr)
+        print(f"fieldwarden: {visible(str(exc))}", file=sys.stderr)
         return 2
 
     def settings_for(display: str) -> Settings:
@@ -64,10 +69,10 @@ def run(args: Any) -> int:
         try:
             report = run_live(report, targets, settings_for, options_from(args, settings))
         except LiveError as exc:
-            print(f"fieldwarden: {exc}", file=sys.stderr)
+            print(f"fieldwarden: {visible(str(exc))}", file=sys.stderr)
             return 2
     for notice in [] if args.quiet else report.notices:
-        print(f"fieldwarden: {notice}", file=sys.stderr)
+        print(f"fieldwarden: {visible(notice)}", file=sys.stderr)
     shown = report.findings if args.show_suppressed else [f for f in report.findings if not f.suppressed]
     name = args.format
     if name == "auto":
@@ -315,7 +320,7 @@ def _apply_fixes(report: Report, targets: Sequence[Source]) -> tuple[list[Source
                         handle.write(new)
             fixed += sum(len(v) for v in removals.values())
         except (OSError, FixError) as exc:
-            print(f"fieldwarden: {source.display}: not fixed: {exc}", file=sys.stderr)
+            print(f"fieldwarden: {visible(f'{source.display}: not fixed: {exc}')}", file=sys.stderr)
         out.append(source)
     return out, fixed
 
@@ -349,7 +354,7 @@ def _show_diff(report: Report, targets: Sequence[Source], quiet: bool) -> int:
             original = (source.data or b"") if source.path is None else source.path.read_bytes()
             new = remove_fields_from_bytes(original, removals)
         except (OSError, FixError) as exc:
-            print(f"fieldwarden: {source.display}: would not be fixed: {exc}", file=sys.stderr)
+            print(f"fieldwarden: {visible(f'{source.display}: would not be fixed: {exc}')}", file=sys.stderr)
             continue
         if new != original:
             sys.stdout.write(unified_diff(source.display, original, new))

@@ -6,6 +6,11 @@ indented `help:` line as ruff's default (full) format shows it, and the apply un
 line when it is more than the file's own folder; `concise` is the one-line form. A finding on a
 rendered object placed at its nearest known field says `(place approximate)`.
 `rule_url` is the one place that says where a rule's documentation lives.
+
+Paths and messages come from the linted tree, which may be an attacker's pull request: each
+format escapes them for where it is read (terminal.visible and terminal.line_start in text and
+concise, GitHub's own escapes in workflow commands, JSON's in json and sarif, with `##[` written
+`##\\u005b` there), so that no name or message starts a line, a colour or a workflow command.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from .. import __version__
+from ..terminal import line_start, visible
 from ..policies.registry import RULES
 from ..policies.rule import summary
 from .analyse import Finding
@@ -52,21 +58,22 @@ def text(findings: Sequence[Finding], colour: bool = False, quiet: bool = False,
         if f.approximate:
             tail += f" {APPROXIMATE}"
         if f.suppressed:
-            tail += f" (suppressed by {f.suppressed})"
+            tail += f" (suppressed by {visible(f.suppressed)})"
+        file, message = line_start(f.file), visible(_message(f))
         if colour:
             # the code is a terminal hyperlink to the rule's page (OSC 8), as in ruff
             code = f"\033]8;;{rule_url(f.code)}\033\\{f.code}\033]8;;\033\\"
             lines.append(
-                f"{_BOLD}{f.file}{_RESET}:{f.line}:{f.column}: {_COLOURS[f.severity]}{code}{_RESET}{mark} "
-                f"{_COLOURS[f.severity]}{f.severity}{_RESET}: {_message(f)}{_DIM}{tail}{_RESET}"
+                f"{_BOLD}{file}{_RESET}:{f.line}:{f.column}: {_COLOURS[f.severity]}{code}{_RESET}{mark} "
+                f"{_COLOURS[f.severity]}{f.severity}{_RESET}: {message}{_DIM}{tail}{_RESET}"
             )
         else:
-            lines.append(f"{f.file}:{f.line}:{f.column}: {f.code}{mark} {f.severity}: {_message(f)}{tail}")
+            lines.append(f"{file}:{f.line}:{f.column}: {f.code}{mark} {f.severity}: {message}{tail}")
         if hints and f.hint:
-            lines.append(f"  {_BOLD if colour else ''}help{_RESET if colour else ''}: {f.hint}")
+            lines.append(f"  {_BOLD if colour else ''}help{_RESET if colour else ''}: {visible(f.hint)}")
         shown = units_shown(f)
         if hints and shown:
-            lines.append(f"  {_DIM if colour else ''}unit: {shown}{_RESET if colour else ''}")
+            lines.append(f"  {_DIM if colour else ''}unit: {visible(shown)}{_RESET if colour else ''}")
     if not quiet:
         lines.extend(_summary(findings))
     return "\n".join(lines) + ("\n" if lines else "")
@@ -117,7 +124,16 @@ def as_json(findings: Sequence[Finding], colour: bool = False, quiet: bool = Fal
     """A JSON array of findings with every field (and the rule's documentation `url`)."""
     import json  # here, not at the top: pre-commit's text output starts without json
 
-    return json.dumps([_record(f) for f in findings], indent=2) + "\n"
+    return _no_v1_command(json.dumps([_record(f) for f in findings], indent=2)) + "\n"
+
+
+def _no_v1_command(dumped: str) -> str:
+    """JSON text with `##[` (a GitHub workflow command anywhere in a line) written `##\\u005b`.
+
+    Outside strings JSON has no `#`, so the escape lands in a string, where it means `[`.
+    Control characters in strings are escaped by json.dumps itself.
+    """
+    return dumped.replace("##[", "##\\u005b")
 
 
 def _record(f: Finding) -> dict[str, object]:
@@ -207,7 +223,7 @@ def sarif(findings: Sequence[Finding], colour: bool = False, quiet: bool = False
     }
     import json
 
-    return json.dumps(document, indent=2) + "\n"
+    return _no_v1_command(json.dumps(document, indent=2)) + "\n"
 
 
 def _logical(f: Finding) -> list[dict[str, str]]:
@@ -263,7 +279,7 @@ def statistics(findings: Sequence[Finding], structured: bool = False) -> str:
 
         rows = [{"code": c, "name": RULES[c].NAME, "count": counts[c][0], "fixable": counts[c][1],
                  "url": rule_url(c)} for c in order]
-        return json.dumps(rows, indent=2) + "\n"
+        return _no_v1_command(json.dumps(rows, indent=2)) + "\n"
     width = max((len(str(counts[c][0])) for c in order), default=1)
     return "".join(
         f"{counts[c][0]:>{width}}\t{c}\t{'[*] ' if counts[c][1] else ''}{RULES[c].NAME}\n" for c in order

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import re
+import subprocess
+import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -161,3 +165,49 @@ def test_output_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     code, out, _ = run(["--format", "json", "-o", str(report), "--fail-on", "info", str(path)], monkeypatch)
     assert (code, out) == (1, "")
     assert json.loads(report.read_text())[0]["code"] == "FW201"
+
+
+# --- workflow-command injection: what the linted tree names must not command the CI runner ---
+
+DUPLICATE_KEY = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  "k\\n::add-mask::key": a\n  "k\\n::add-mask::key": b\n'
+TEMPLATE = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: t\ndata:\n  {{- if .Values.x }}\n  a: b\n  {{- end }}\n"
+HOSTILE_NAMES = {  # each with an error in it (FW002, and FW305 for their shared ConfigMap), but the template's
+    "evil\n::add-mask::secret.yaml": DUPLICATE_KEY,  # a newline, then a command of its own line
+    "::add-mask::start.yaml": DUPLICATE_KEY,  # a command where text output starts its line
+    " ::add-mask::space.yaml": DUPLICATE_KEY,  # the runner strips leading white space
+    "v1##[add-mask]old.yaml": DUPLICATE_KEY,  # the older form, honoured anywhere in a line
+    "pct%0A::add-mask::x.yaml": DUPLICATE_KEY,  # GitHub's own escape, written as it is
+    "tpl\n::add-mask::notice.yaml": TEMPLATE,  # skipped with a notice on stderr
+}
+# fieldwarden's own annotation: the properties escaped (no `:` or `,` in them), the data on one line
+ANNOTATION = re.compile(r"::(error|warning|notice) file=([^:,]*),line=\d+,col=\d+,title=FW\d{3} [a-z-]+::[^\r\n]*")
+
+
+def _unescape_property(value: str) -> str:
+    for escaped, raw in (("%0D", "\r"), ("%0A", "\n"), ("%3A", ":"), ("%2C", ","), ("%25", "%")):
+        value = value.replace(escaped, raw)  # the runner's order: `%25` last
+    return value
+
+
+@pytest.mark.parametrize("name", ["auto", "github", "text", "concise", "json", "sarif"])
+def test_hostile_file_names_and_keys_issue_no_workflow_command(tmp_path: Path, name: str) -> None:
+    for file, text in HOSTILE_NAMES.items():
+        (tmp_path / file).write_text(text, encoding="utf-8")
+    env = {**os.environ, "GITHUB_ACTIONS": "true"}
+    process = subprocess.run([sys.executable, "-m", "fieldwarden", "lint", "--no-context", "--format", name, "."],
+                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert process.returncode == 1, process.stderr
+    assert "notice.yaml" in process.stderr and "skipped" in process.stderr  # the notice is there, on stderr
+    annotated = set()
+    for line in re.split(r"\r\n|\r|\n", process.stdout + process.stderr):  # lines as the runner reads them
+        command = line.lstrip()  # (it strips leading white space first)
+        if command.startswith("::"):
+            match = ANNOTATION.fullmatch(command)
+            assert match is not None and name in ("auto", "github"), line
+            annotated.add(_unescape_property(match.group(2)))
+        else:
+            assert "##[" not in line, line  # `##[command]` counts anywhere in a line that is not `::` one
+    if name in ("auto", "github"):  # each file with an error has its annotations, placed on its real name
+        assert annotated == {file for file, text in HOSTILE_NAMES.items() if text is DUPLICATE_KEY}
+    else:
+        assert "add-mask::secret.yaml" in process.stdout  # still named, escaped
