@@ -162,6 +162,10 @@ def annotated(value: str) -> Callable[[Obj], None]:
     return lambda pod: pod["metadata"]["annotations"].update({"fieldwarden.io/ignore": value})
 
 
+def opt_out(value: str) -> Callable[[Obj], None]:
+    return lambda pod: pod["metadata"].setdefault("labels", {}).update({"fieldwarden.io/admission": value})
+
+
 def two_gates(pod: Obj) -> None:
     pod["spec"]["schedulingGates"] = [fw401.GATE, {"name": "example.com/quota"}]
 
@@ -230,10 +234,19 @@ def fw401_cases() -> list[Case]:
                    new=lambda p: p["spec"]["schedulingGates"].append({"name": "example.com/new"})),
         pod_update("gated-pod-affinity", both=fw401.gated, new=with_pod_affinity),
         pod_update("gated-deadline", both=fw401.gated, new=both(fw401.kueue_admits, deadline)),
-        pod_update("ignore-annotation", new=both(deadline, annotated("FW401"))),
-        pod_update("ignore-annotation-by-name", new=both(deadline, annotated(" pod-update-not-image-only, FW999 "))),
-        pod_update("ignore-annotation-all", new=both(deadline, annotated("all"))),
-        pod_update("ignore-annotation-other-rule", new=both(deadline, annotated("FW402"))),
+        # The stored pod's annotation exempts it; one the update adds (or changes) is itself denied.
+        pod_update("ignore-annotation", both=annotated("FW401"), new=deadline),
+        pod_update("ignore-annotation-by-name", both=annotated(" pod-update-not-image-only, FW999 "), new=deadline),
+        pod_update("ignore-annotation-all", both=annotated("all"), new=deadline),
+        pod_update("ignore-annotation-other-rule", both=annotated("FW402"), new=deadline),
+        pod_update("ignore-annotation-added", new=both(deadline, annotated("FW401"))),
+        pod_update("ignore-annotation-changed", both=annotated("FW402"), new=annotated("FW401")),
+        pod_update("ignore-annotation-removed", both=annotated("FW401"),
+                   new=lambda p: p["metadata"]["annotations"].pop("fieldwarden.io/ignore")),
+        pod_update("opt-out-label-set", new=opt_out("disabled")),
+        pod_update("opt-out-label-other-value", new=opt_out("enabled")),
+        subresource(pod_update("status-ignore-annotation-added", new=annotated("FW401")), "status"),
+        subresource(pod_update("status-opt-out-label-set", new=opt_out("disabled")), "status"),
         dry(pod_update("deadline-dry-run", new=deadline)),
         Case("deleted", {"operation": "DELETE", "object": None, "oldObject": captured("pod-delete.json")["request"]
                          ["oldObject"]}, note="captured: kubectl delete pod"),
@@ -255,6 +268,9 @@ def fw401_strict_cases() -> list[Case]:
         pod_update("gated-nodeselector-only", both=fw401.gated,
                    new=lambda p: p["spec"].update(nodeSelector={"pool": "gpu", "zone": "a"})),
         pod_update("gated-tolerations-only", both=fw401.gated, new=add_toleration),
+        # subresources: [ephemeralcontainers, resize]: kubectl debug judged here (a resize of this BestEffort
+        # pod would change its QoS class, which the API server refuses itself: the rule tests keep that one).
+        subresource(pod_update("ephemeral-containers-judged", new=debug), "ephemeralcontainers"),
     ]
 
 
@@ -279,6 +295,9 @@ def exempt_cases() -> list[Case]:
         as_user(pod_update("other-user", new=deadline), "bob"),
         as_user(pod_update("exempt-group", new=deadline), "bob", "team-x", "system:authenticated"),
         as_user(pod_update("other-group", new=deadline), "bob", "team-y", "system:authenticated"),
+        as_user(pod_update("exempt-user-exempts", new=annotated("FW401")), "alice"),
+        as_user(pod_update("exempt-group-opts-out", new=opt_out("disabled")), "bob", "team-x", "system:authenticated"),
+        as_user(pod_update("other-user-exempts", new=annotated("FW401")), "bob"),
         exempt,
         pod_update("admin", new=deadline),
     ]
@@ -615,7 +634,8 @@ POOL = {"group": "argoproj.io", "kind": "Rollout", "replicas-path": ["spec", "wo
 VARIANTS: dict[str, tuple[Obj, Callable[[], list[Case]]]] = {
     "fw401-default": ({"select": ["FW401"]}, fw401_cases),
     "fw401-strict": ({"select": ["FW401"], "rules": {"FW401": {
-        "allow-gated-pod-scheduling-changes": False, "require-gate-false": True}}}, fw401_strict_cases),
+        "allow-gated-pod-scheduling-changes": False, "require-gate-false": True,
+        "subresources": ["ephemeralcontainers", "resize"]}}}, fw401_strict_cases),
     "fw401-warn": ({"select": ["FW401"], "rules": {"FW401": {"enforcement": "warn"}}}, enforcement_cases),
     "fw401-dryrun": ({"select": ["FW401"], "rules": {"FW401": {"enforcement": "dryrun"}}}, enforcement_cases),
     "fw401-exempt": ({"select": ["FW401"], "rules": {"FW401": {
@@ -699,10 +719,23 @@ def test_same_answers_from_the_webhook_and_the_exported_policies(
         f"  {case} {aspect}: " + ("; ".join(delta(hook, policy)) if isinstance(hook, dict) and isinstance(policy, dict)
                                   else f"{show(hook)} | {show(policy)}")
         for case, aspect, hook, policy in unexplained)
+    # Exemptions cannot be self-granted: what the issue's attacker tries is refused by both sides, the rest not.
+    for case, status in SELF_EXEMPTION.get(name, {}).items():
+        assert (outcomes[case][0].status, outcomes[case][1].status) == (status, status), case
     # The cases exercise what they should: each side decided something in most of them.
     acted = [n for n, (hook, _) in outcomes.items() if hook.status >= 400 or hook.warnings or
              (hook.answered and hook.stored is not None)]
     assert len(acted) >= len(outcomes) // 2
+
+
+SELF_EXEMPTION: dict[str, dict[str, int]] = {  # variant -> case -> the status both sides answer
+    "fw401-default": {"ignore-annotation": 200, "ignore-annotation-added": 403, "ignore-annotation-changed": 403,
+                      "ignore-annotation-removed": 200, "opt-out-label-set": 403, "opt-out-label-other-value": 200,
+                      "status-ignore-annotation-added": 403, "status-opt-out-label-set": 403,
+                      "ephemeral-containers": 200},
+    "fw401-strict": {"ephemeral-containers-judged": 403},
+    "fw401-exempt": {"exempt-user-exempts": 200, "exempt-group-opts-out": 200, "other-user-exempts": 403},
+}
 
 
 def explained(variant: str, difference: tuple[str, str, Any, Any]) -> str:
