@@ -39,16 +39,16 @@ from typing import Any, ContextManager, Iterable, Iterator, NamedTuple, Sequence
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from . import helm_archive, helm_child, helm_schema, helmmap, inline_values
+from . import helm_archive, helm_budget, helm_child, helm_schema, helmmap, inline_values
 from .loader import load
 from .rendered import FieldPath, Place, Render, RenderedObject, RenderProblem
 from .units import InlineValues
 
 EXTRA = helm_child.EXTRA  # the optional dependency's extra in pyproject.toml
 SOURCES = (__file__, helmmap.__file__, helm_child.__file__, helm_schema.__file__, helm_archive.__file__,
-           inline_values.__file__)  # the code a render depends on besides Helm (for a render cache's key)
+           helm_budget.__file__, inline_values.__file__)  # the code a render depends on besides Helm (for a render cache's key)
 RELEASE = "release-name"  # `helm template`'s release name when none is given
-TIMEOUT = 60.0  # seconds a render may take, child process start included
+TIMEOUT = helm_budget.SET  # seconds a value set may take by default, child process start included (helm_budget.py)
 MEMORY = 1 << 30  # bytes of data the rendering process may hold
 MAX_OUTPUT = 32 << 20  # characters of rendered manifests
 MAX_FILE = 5 << 20  # Helm's own limit on one chart file
@@ -133,7 +133,7 @@ def render_chart(
     namespace: str | None = None,
     *,
     release: str = RELEASE,
-    timeout: float = TIMEOUT,
+    timeout: float | None = None,
 ) -> Render:
     """Render `chart` (a project-relative folder) with its values.yaml and `values_files`.
 
@@ -145,13 +145,16 @@ def render_chart(
     return render_chart_sets(root, chart, [ValueSet(tuple(values_files), namespace or "", release)], timeout=timeout)[0]
 
 
-def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeout: float = TIMEOUT,
+def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeout: float | None = None,
+                      budgets: helm_budget.Budgets | None = None, run_started: float | None = None,
                       slot: ContextManager[Any] | None = None) -> list[Render]:
     """`render_chart` for each value set of one chart, in order: the chart read, copied, parsed once.
 
     One child process renders them all (a new one takes over after a set that fails it), and
     the templates the mapping parses serve every set. `slot` is held while a child runs
-    (renders.py bounds the child processes alive at once with it).
+    (renders.py bounds the child processes alive at once with it). Time is bounded by
+    `budgets` (default: helm_budget.from_environment(); `timeout` replaces its per-set
+    seconds), the run's budget counted from `run_started` (time.monotonic(); default: now).
     """
     chart = chart.strip("/") or "."
     here = root / chart
@@ -160,6 +163,13 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
 
     def each(problem: RenderProblem) -> list[Render]:
         return [Render([], [], [problem]) for _ in sets]
+
+    try:
+        budgets = budgets or helm_budget.from_environment()
+    except ValueError as exc:
+        return each(RenderProblem(chart_yaml, 1, 1, f"Helm charts are not rendered: {exc}"))
+    if timeout is not None:
+        budgets = budgets._replace(per_set=timeout)
 
     if not (here / "Chart.yaml").is_file():
         return each(RenderProblem(chart_yaml, 1, 1, f"no chart here: {chart_yaml} is missing"))
@@ -214,14 +224,21 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
         layout.write(copy, copied)
         requests = [{"values": [text for _, text in values], "release": sets[index].release,
                      "namespace": sets[index].namespace or "default"} for index, values, _, _ in ready]
+        labels = [_label(sets[index]) for index, _, _, _ in ready]
         with slot if slot is not None else contextlib.nullcontext():
-            replies = _run_helm(copy, requests, timeout, Path(scratch))
+            replies = _run_helm(copy, requests, helm_budget.Clock(budgets, run_started), labels, Path(scratch))
     templates = _Templates(layout)
     for (index, values, sources, problems), reply in zip(ready, replies):
         problems.extend(dependencies)
         problems.extend(copied)
         results[index] = _rendered(reply, inputs[index], layout, templates, sources, values, problems)
     return [render for render in results if render is not None]
+
+
+def _label(value_set: ValueSet) -> str:
+    """A value set as a person names it: its values files in order, its release."""
+    parts = ["values.yaml", *value_set.files, *([f"the values inline in {value_set.inline[0]}"] if value_set.inline else [])]
+    return f"{' + '.join(parts)} (release {value_set.release})"
 
 
 def _engine_installed() -> bool:
@@ -546,25 +563,34 @@ def _dependencies(meta: Any, requirements: Any) -> list[dict[str, Any]]:
 
 # -- the child process ------------------------------------------------------------------------
 
-def _run_helm(copy: Path, requests: list[dict[str, Any]], timeout: float, scratch: Path) -> list[dict[str, Any]]:
+def _run_helm(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Clock, labels: list[str],
+              scratch: Path) -> list[dict[str, Any]]:
     """Render the copy once per request in child processes: per request, {"manifests": {template path:
     text}} or {"error", "stage"}.
 
     A child, because Helm's Go engine cannot be stopped from Python: a template looping for
     ever, or allocating until the Go runtime aborts the process, must not take the linter down.
     One child renders the sets in turn; when one fails it, the next child starts after that set.
+    Once the chart's or the run's time budget is used up, the sets left are not rendered (each says so).
     """
     replies: list[dict[str, Any]] = []
     while len(replies) < len(requests):
-        replies.extend(_run_child(copy, requests[len(replies):], timeout, scratch))
+        spent = clock.used_up()
+        if spent is not None:
+            replies.extend({"error": f"value set {label} not rendered: {clock.describe(spent)} was used up",
+                            "stage": "limit"} for label in labels[len(replies):])
+            break
+        replies.extend(_run_child(copy, requests[len(replies):], clock, labels[len(replies):], scratch))
     return replies
 
 
-def _run_child(copy: Path, requests: list[dict[str, Any]], timeout: float, scratch: Path) -> list[dict[str, Any]]:
+def _run_child(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Clock, labels: list[str],
+               scratch: Path) -> list[dict[str, Any]]:
     """The replies of one child: one per request up to the first it could not answer (that one an error)."""
     import queue
     import subprocess
     import threading
+    import time
 
     request = json.dumps({"chart": os.fspath(copy), "sets": requests, "memory": MEMORY, "max_output": MAX_OUTPUT})
     env = {"HOME": os.fspath(scratch), "TMPDIR": os.fspath(scratch), "LANG": "C.UTF-8",
@@ -599,10 +625,17 @@ def _run_child(copy: Path, requests: list[dict[str, Any]], timeout: float, scrat
             except OSError:  # it ended before reading: its error output says why
                 pass
             while len(replies) < len(requests):
+                wait, limit = clock.next_wait()
+                started = time.monotonic()
                 try:
-                    line = lines.get(timeout=timeout)
+                    line = lines.get(timeout=wait)
                 except queue.Empty:
-                    replies.append({"error": f"rendering took longer than {timeout:g} s and was stopped", "stage": "limit"})
+                    if limit == "set":
+                        stopped = f"rendering took longer than {wait:g} s and was stopped"
+                    else:
+                        stopped = (f"value set {labels[len(replies)]} stopped after {time.monotonic() - started:.1f} s "
+                                   f"and not rendered: {clock.describe(limit)} was used up")
+                    replies.append({"error": stopped, "stage": "limit"})
                     break
                 try:
                     reply = json.loads(line) if line else None

@@ -10,6 +10,7 @@ placed on the file to fix.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any, Callable, ContextManager, NamedTuple, Sequence
 
@@ -99,6 +100,7 @@ def render(
     `made` is called with each job rendered anew as soon as it is, on the thread that rendered it:
     work on it there overlaps with the renders still running.
     """
+    started = time.monotonic()  # the run's Helm time budget counts from here (helm_budget.py)
     renders: dict[RenderJob, Render] = {}
     skipped: dict[RenderJob, str] = {}
     tools = {tool: _tool(tool) for tool in {job.tool for job in jobs}}
@@ -120,7 +122,7 @@ def render(
 
         jobs = [job for job, _, _ in batch]
         before = [render_cache.snapshot(root, _known_inputs(job, layout, watched)) for job, _, watched in batch]
-        rendered = _render_batch(root, jobs, layout, default_namespace, slots)
+        rendered = _render_batch(root, jobs, layout, default_namespace, slots, started)
         for (job, tool, watched), render, inputs in zip(batch, rendered, before):
             if cache and render.objects:
                 render_cache.save(root, job, tool, watched, render, inputs)
@@ -177,7 +179,7 @@ def _watched(root: Path, job: RenderJob) -> list[str]:
 
 
 def _render_batch(root: Path, jobs: list[RenderJob], layout: Layout, default_namespace: Callable[[str], str],
-                  slots: ContextManager[Any] | None = None) -> list[Render]:
+                  slots: ContextManager[Any] | None = None, started: float | None = None) -> list[Render]:
     """Render a kustomization, or the value sets of one chart, whatever fails."""
     job = jobs[0]
     try:
@@ -189,7 +191,7 @@ def _render_batch(root: Path, jobs: list[RenderJob], layout: Layout, default_nam
 
         sets = [ValueSet(tuple(each.values), each.namespace or default_namespace(each.folder), each.release or RELEASE,
                          each.inline) for each in jobs]
-        made: list[Render] = render_chart_sets(root, _theirs(job.folder), sets, slot=slots)
+        made: list[Render] = render_chart_sets(root, _theirs(job.folder), sets, slot=slots, run_started=started)
         return made
     except (OSError, ValueError, RuntimeError) as exc:  # renderers report problems; this is the last line
         where = f"{job.folder}/{CHART_FILE}" if job.tool == HELM else job.folder

@@ -240,3 +240,59 @@ def test_an_archive_past_the_budget_adds_none_of_its_files(tmp_path: Path) -> No
     budget = helm_archive.Budget(members=100, content=1 << 20, max_file=1 << 20)
     with pytest.raises(helm_archive.Unreadable, match="not a gzip"):
         helm_archive.unpack(tar_of({"a": b"plain tar"}), budget)
+
+
+# -- item 6: time budgets -----------------------------------------------------------------------
+
+LOOP = "{{ if .Values.loop }}{{ range until 50000 }}{{ range until 50000 }}{{ end }}{{ end }}{{ end }}"
+LOOPING = {"demo/templates/cm.yaml": LOOP + "kind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n",
+           "demo/values.yaml": "loop: false\n", "loop-a.yaml": "loop: true\n", "loop-b.yaml": "loop: true\n",
+           "fine.yaml": "loop: false\n"}
+
+
+def test_a_charts_sets_share_one_time_budget_and_what_it_cuts_is_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FIELDWARDEN_HELM_CHART_SECONDS", "3")
+    root = chart(tmp_path, LOOPING)
+    sets = [helm.ValueSet(("fine.yaml",)), helm.ValueSet(("loop-a.yaml",)), helm.ValueSet(("loop-b.yaml",)),
+            helm.ValueSet(("fine.yaml",), release="late")]
+    start = time.perf_counter()
+    fine, looped, cut, late = helm.render_chart_sets(root, "demo", sets)
+    assert time.perf_counter() - start < 10  # not 60 s per looping set
+    assert len(fine.objects) == 1 and not fine.problems
+    for render in (looped, cut, late):
+        assert not render.objects and [p[:3] for p in problems(render)] == [("demo/Chart.yaml", 1, 1)]
+    budget = "this chart's Helm time budget of 3 s (FIELDWARDEN_HELM_CHART_SECONDS) was used up"
+    assert "value set values.yaml + loop-a.yaml (release release-name) stopped after" in looped.problems[0].message
+    assert looped.problems[0].message.endswith(budget)
+    assert cut.problems[0].message == f"value set values.yaml + loop-b.yaml (release release-name) not rendered: {budget}"
+    assert late.problems[0].message == f"value set values.yaml + fine.yaml (release late) not rendered: {budget}"
+
+
+def test_the_runs_budget_counts_from_the_runs_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FIELDWARDEN_HELM_RUN_SECONDS", "30")
+    root = chart(tmp_path, LOOPING)
+    render, = helm.render_chart_sets(root, "demo", [helm.ValueSet(("fine.yaml",))], run_started=time.monotonic() - 31)
+    assert render.problems[0].message.endswith("not rendered: the run's Helm time budget of 30 s "
+                                               "(FIELDWARDEN_HELM_RUN_SECONDS) was used up")
+    render, = helm.render_chart_sets(root, "demo", [helm.ValueSet(("fine.yaml",))], run_started=time.monotonic() - 29)
+    assert len(render.objects) == 1 and not render.problems
+    for wrong in ("0", "-1", "soon", "nan", "inf"):
+        monkeypatch.setenv("FIELDWARDEN_HELM_SET_SECONDS", wrong)
+        render = helm.render_chart(root, "demo", [])
+        assert problems(render) == [("demo/Chart.yaml", 1, 1, "Helm charts are not rendered: FIELDWARDEN_HELM_SET_SECONDS "
+                                     f"must be a positive number of seconds, not {wrong!r}")]
+
+
+def test_a_lint_run_stops_rendering_when_its_budget_is_used_up(tmp_path: Path) -> None:
+    """Two charts whose values loop: the run's budget (4 s) stops the run, not 60 s per value set."""
+    for name in ("one", "two"):
+        chart(tmp_path / name, {**LOOPING, "demo/ci/loop-values.yaml": "loop: true\n", "demo/values.yaml": "loop: true\n"})
+    env = {**os.environ, "FIELDWARDEN_HELM_RUN_SECONDS": "4", "FIELDWARDEN_HELM_CHART_SECONDS": "100"}
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "fieldwarden", "lint", "--format", "concise", "--select", "FW006", "."],
+                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert time.perf_counter() - start < 20, result.stdout
+    lines = [line for line in result.stdout.splitlines() if "FW006" in line]
+    assert all(":1:1: FW006 " in line and "the run's Helm time budget of 4 s" in line for line in lines), result.stdout
+    assert {line.split(":", 1)[0] for line in lines} == {"one/demo/Chart.yaml", "two/demo/Chart.yaml"}, result.stdout
