@@ -11,7 +11,10 @@ an embedded schema), so the screen fails closed:
 - every `$ref`, `$dynamicRef` and `$recursiveRef`, wherever it stands, is a fragment of this
   file (`#...`);
 - every `$schema` is one of the meta-schemas built into Helm's library (drafts 4 to 2020-12);
-- no `$id` below the root (nor a draft-04 `id`) names another resource (an anchor `#x` may).
+- an `$id` (a draft-04 `id`) that names a resource stands only where a schema stands: the
+  root, or below it through the applicator keywords (`properties`, `$defs`, `items`, `allOf`...),
+  which is where the library looks for embedded schemas; one in data (`examples`, `default`,
+  an unknown keyword) is refused rather than guessed about.
 
 What passes is written for Helm as fieldwarden serialised it (ASCII JSON), so Helm reads
 exactly what was screened; anything else is left out and the chart renders without its schema.
@@ -93,11 +96,37 @@ def _check(schema: Any) -> None:
                     draft4 = draft4 or "draft-04" in value
                 elif key in _REFERENCES and not (isinstance(value, str) and value.startswith("#")):
                     raise Unsafe(f"{key} {_shown(value)} leads outside the file")
-    for item, depth in objects:
+    schemas = _schema_positions(schema)
+    for item, _ in objects:
         for key in ("$id", "id") if draft4 else ("$id",):
             value = item.get(key)
-            if depth and isinstance(value, str) and not value.startswith("#"):
-                raise Unsafe(f"{key} {_shown(value)} below the root names another schema resource")
+            if id(item) not in schemas and isinstance(value, str) and not value.startswith("#"):
+                raise Unsafe(f"{key} {_shown(value)} stands where no schema does (in data or an unknown keyword)")
+
+
+_ONE = ("additionalProperties", "additionalItems", "not", "if", "then", "else", "contains", "propertyNames",
+        "unevaluatedItems", "unevaluatedProperties", "contentSchema", "items")
+_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
+_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+
+
+def _schema_positions(root: Any) -> set[int]:
+    """The ids of the objects that stand where a schema does: the root and its applicators' schemas."""
+    found: set[int] = set()
+    stack = [root]
+    while stack:
+        item = stack.pop()
+        if not isinstance(item, dict) or id(item) in found:
+            continue
+        found.add(id(item))
+        stack.extend(item.get(key) for key in _ONE)
+        for key in _MAPS:
+            if isinstance(item.get(key), dict):
+                stack.extend(item[key].values())
+        for key in _LISTS:
+            if isinstance(item.get(key), list):
+                stack.extend(item[key])
+    return found
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

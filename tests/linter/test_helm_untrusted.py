@@ -85,7 +85,7 @@ def outside_fifo(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("variant", ["invalid-utf8", "id-in-examples", "relative-ref", "unknown-meta-schema",
-                                     "duplicate-key", "nested-id"])
+                                     "duplicate-key", "id-in-unknown-keyword"])
 def test_a_schema_that_is_not_provably_self_contained_is_not_used(
         tmp_path: Path, listener: Listener, variant: str) -> None:
     url = f"http://127.0.0.1:{listener.server_address[1]}/meta.json"
@@ -97,7 +97,7 @@ def test_a_schema_that_is_not_provably_self_contained_is_not_used(
         "relative-ref": b'{"properties": {"a": {"$ref": "../../' + os.fsencode(fifo).lstrip(b"/") + b'"}}}',
         "unknown-meta-schema": f'{{"$schema": "{url}", "properties": {{"a": {{"type": "integer"}}}}}}'.encode(),
         "duplicate-key": f'{{"properties": {{"a": {{"$ref": "#/$defs/x", "$ref": "{url}"}}}}, "$defs": {{"x": {{}}}}}}'.encode(),
-        "nested-id": f'{{"properties": {{"a": {{"$id": "{url}", "$ref": "#"}}}}}}'.encode(),
+        "id-in-unknown-keyword": f'{{"x-extra": {{"$id": "{url}"}}, "properties": {{"a": {{"$ref": "#/x-extra"}}}}}}'.encode(),
     }[variant]
     root = chart(tmp_path / "project", {"demo/values.schema.json": schema, "demo/values.yaml": "a: 1\nb: 1\n"})
     render = helm.render_chart(root, "demo", [], timeout=20)
@@ -110,18 +110,21 @@ def test_a_schema_that_is_not_provably_self_contained_is_not_used(
 
 
 def test_a_self_contained_schema_is_used_as_written(tmp_path: Path, listener: Listener) -> None:
-    """Fragment references, a root $id, the built-in meta-schemas: Helm validates with the schema,
-    and nothing is fetched (the root $id names a listening server)."""
+    """Fragment references, a root $id, an embedded resource, the built-in meta-schemas: Helm
+    validates with the schema, and nothing is fetched (the $ids name a listening server)."""
     url = f"http://127.0.0.1:{listener.server_address[1]}/meta.json"
     schema = ('{"$schema": "http://json-schema.org/schema#", "$id": "' + url + '", '
               '"properties": {"replicas": {"$ref": "#/$defs/count"}, "name": {"$anchor": "nm", "type": "string"}, "alias": {"$ref": "#nm"}, '
+              '"sub": {"$id": "' + url + '/sub", "properties": {"count": {"$ref": "#/$defs/c"}}, "$defs": {"c": {"type": "integer"}}}, '
               '"c": {"description": "caf\u00e9 \\u00e9"}}, '
               '"examples": [{"replicas": 2, "id": "x"}], "$defs": {"count": {"type": "integer", "minimum": 1}}}')
-    root = chart(tmp_path / "good", {"demo/values.schema.json": schema, "demo/values.yaml": "replicas: 1\nname: x\n",
-                                     "bad.yaml": "replicas: 0\n"})
+    root = chart(tmp_path / "good", {"demo/values.schema.json": schema, "demo/values.yaml": "replicas: 1\nname: x\nsub: {count: 1}\n",
+                                     "bad.yaml": "replicas: 0\n", "bad-sub.yaml": "sub: {count: x}\n"})
     assert not helm.render_chart(root, "demo", []).problems
     render = helm.render_chart(root, "demo", ["bad.yaml"])
     assert [p[:3] for p in problems(render)] == [("bad.yaml", 1, 1)] and "minimum" in render.problems[0].message
+    render = helm.render_chart(root, "demo", ["bad-sub.yaml"])
+    assert [p[:3] for p in problems(render)] == [("bad-sub.yaml", 1, 7)] and "integer" in render.problems[0].message
     assert listener.connections == 0
 
 
@@ -136,7 +139,8 @@ def test_the_screen_reads_what_go_reads() -> None:
         b'{"$ref": {"x": 1}}': "leads outside",
         b'{"items": [{"$dynamicRef": "https://x/y#meta"}]}': "leads outside",
         b'{"$schema": "http://json-schema.org/draft-03/schema#"}': "meta-schema",
-        b'{"$schema": "http://json-schema.org/draft-04/schema#", "properties": {"a": {"id": "other.json"}}}': "below the root",
+        b'{"$schema": "http://json-schema.org/draft-04/schema#", "default": {"id": "other.json"}}': "where no schema",
+        b'{"const": {"$id": "https://x/y"}}': "where no schema",
         b"[" * 300 + b"]" * 300: "nested too deeply",
     }
     for data, reason in refused.items():
@@ -145,6 +149,8 @@ def test_the_screen_reads_what_go_reads() -> None:
     assert helm_schema.screen(b'{"$id": "https://example.com/s.json", "description": "\xc3\xa9"}') == \
         b'{"$id": "https://example.com/s.json", "description": "\\u00e9"}'
     assert helm_schema.screen(b'{"examples": [{"id": "not draft 4"}], "default": {"$ref": "#"}}')
+    embedded = b'{"properties": {"config": {"$id": "https://x/c.json", "properties": {"a": {"$ref": "#/$defs/a"}}}}}'
+    assert helm_schema.screen(embedded)  # an embedded resource, as the project's own chart has one
 
 
 # -- item 5: subchart archives ----------------------------------------------------------------
