@@ -304,7 +304,7 @@ def load(text: str, max_documents: int = MAX_DOCUMENTS) -> Loaded:
         while True:
             if index == max_documents:  # (the next event: the start of one more document, or the end)
                 event = loader.peek_event()
-                if not isinstance(event, yaml.StreamEndEvent):
+                if event is not None and not isinstance(event, yaml.StreamEndEvent):
                     problems.append(InputProblem(
                         "FW005", *_position(event.start_mark),
                         f"more than {max_documents:,} documents in one file (empty ones count): the rest is not read"))
