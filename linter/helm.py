@@ -39,14 +39,14 @@ from typing import Any, ContextManager, Iterable, Iterator, NamedTuple, Sequence
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from . import helm_archive, helm_budget, helm_child, helm_schema, helmmap, inline_values
+from . import helm_archive, helm_budget, helm_child, helm_schema, helm_seccomp, helmmap, inline_values
 from .loader import load
 from .rendered import FieldPath, Place, Render, RenderedObject, RenderProblem
 from .units import InlineValues
 
 EXTRA = helm_child.EXTRA  # the optional dependency's extra in pyproject.toml
 SOURCES = (__file__, helmmap.__file__, helm_child.__file__, helm_schema.__file__, helm_archive.__file__,
-           helm_budget.__file__, inline_values.__file__)  # the code a render depends on besides Helm (for a render cache's key)
+           helm_budget.__file__, helm_seccomp.__file__, inline_values.__file__)  # the code a render depends on besides Helm (for a render cache's key)
 RELEASE = "release-name"  # `helm template`'s release name when none is given
 TIMEOUT = helm_budget.SET  # seconds a value set may take by default, child process start included (helm_budget.py)
 MEMORY = 1 << 30  # bytes of data the rendering process may hold

@@ -7,7 +7,9 @@ flushed as soon as it is made, so that a set that loops or exhausts memory costs
 and the sets after it are rendered again in a new child.
 
 Kept apart from helm.py so the child imports only the standard library and Helm's SDK: a
-render is cheap (milliseconds), starting the process and loading the SDK is not.
+render is cheap (milliseconds), starting the process and loading the SDK is not. Before the SDK
+loads, the child gives up its data beyond the memory limit and, on Linux, the right to open
+sockets (helm_seccomp.py): no render reaches the network, whatever the chart holds.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ def main() -> None:
         resource.setrlimit(resource.RLIMIT_DATA, (request["memory"], request["memory"]))
     except (ImportError, ValueError, OSError, AttributeError):  # pragma: no cover - not Linux
         pass
+    from .helm_seccomp import deny_sockets
+
+    deny_sockets()  # before Helm's Go runtime starts its threads: none of them can open a socket
     try:
         import helm_python as helm
     except Exception as exc:  # the library may be missing, or fail to load for its platform

@@ -302,3 +302,19 @@ def test_a_lint_run_stops_rendering_when_its_budget_is_used_up(tmp_path: Path) -
     lines = [line for line in result.stdout.splitlines() if "FW006" in line]
     assert all(":1:1: FW006 " in line and "the run's Helm time budget of 4 s" in line for line in lines), result.stdout
     assert {line.split(":", 1)[0] for line in lines} == {"one/demo/Chart.yaml", "two/demo/Chart.yaml"}, result.stdout
+
+
+def test_the_render_child_cannot_open_a_socket_even_past_the_screen(
+        tmp_path: Path, listener: Listener, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Defence in depth: with the screen switched off, Helm tries to fetch the schema's $ref and
+    cannot (the child's seccomp filter refuses socket(2)); the listener sees no connection."""
+    url = f"http://127.0.0.1:{listener.server_address[1]}/meta.json"
+    monkeypatch.setattr(helm_schema, "screen", lambda data: data)
+    root = chart(tmp_path, {"demo/values.schema.json": '{"properties": {"a": {"$ref": "' + url + '"}}}',
+                            "demo/values.yaml": "a: 1\n"})
+    render = helm.render_chart(root, "demo", [], timeout=20)
+    assert listener.connections == 0
+    assert not render.objects and "permission denied" in render.problems[0].message, problems(render)
+    probe = "import socket\nfrom fieldwarden.linter import helm_seccomp\nassert helm_seccomp.deny_sockets()\nsocket.socket()\n"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and "PermissionError" in result.stderr, result.stderr
