@@ -5,7 +5,10 @@ Reports the error kustomize or Helm gives when it builds an apply unit (a kustom
 other one includes, a chart with one of its value sets), on the line to fix: the
 kustomization entry naming a missing or duplicate resource, the template line that fails.
 The unit's objects are then not linted. (When no renderer is installed, the unit is skipped
-with a notice instead: `pip install 'fieldwarden[render]'`.)
+with a notice instead: `pip install 'fieldwarden[render]'`.) It also reports what fieldwarden's
+limits on an untrusted chart leave out: a values.schema.json not provably self-contained (the
+chart renders without it), a subchart archive too large to unpack, a value set cut by a Helm
+time budget (named, on the chart's Chart.yaml).
 
 ## Why is this bad?
 What does not render cannot be applied: `kubectl apply -k`, Argo CD and Flux stop at the
