@@ -9,13 +9,17 @@ FROM python:3.12-slim AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 WORKDIR /src
 COPY pyproject.toml README.md ./
+COPY constraints/ constraints/
 COPY fieldwarden/ fieldwarden/
 COPY policies/ policies/
 COPY linter/ linter/
 COPY webhook/ webhook/
 # A virtualenv copied whole into the runtime stage (same base image, same interpreter path).
+# Every dependency pinned (constraints/webhook.txt, checked by tests/test_constraints.py and
+# .ci/clean-install): a rebuild gets the versions CI ran, whatever was released since.
 RUN python -m venv /opt/fieldwarden \
- && /opt/fieldwarden/bin/pip install '.[webhook]' \
+ && /opt/fieldwarden/bin/pip install -c constraints/webhook.txt '.[webhook]' \
+ && /opt/fieldwarden/bin/pip check \
  && /opt/fieldwarden/bin/fieldwarden --version
 
 FROM python:3.12-slim

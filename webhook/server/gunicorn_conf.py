@@ -36,15 +36,20 @@ FIELDWARDEN_FIRST_REQUEST_SECONDS, FIELDWARDEN_REQUEST_SECONDS). The choices, an
   uid; gunicorn's own messages go to stderr as JSON lines too.
 - No control socket (gunicorn >= 25 makes one in $HOME by default, shared by every
   gunicorn of the user).
+- A worker has booted once its application is built and its certificate loads
+  (`post_worker_init`); only then does `fieldwarden serve` say "serving" (boot.py).
 """
 
 from __future__ import annotations
 
 import os
 import ssl
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from gunicorn import glogging  # type: ignore[import-untyped]
+
+if TYPE_CHECKING:
+    from .tls import ReloadingContext
 
 DEFAULT_BIND = "127.0.0.1:8443"
 DEFAULT_WORKERS = 2
@@ -79,7 +84,7 @@ logger_class = "fieldwarden.webhook.server.gunicorn_conf.JsonLogger"
 control_socket_disable = True
 tls_reload_seconds = float(_env("FIELDWARDEN_TLS_RELOAD_SECONDS", "5"))
 
-_contexts: dict[tuple[str, str], Any] = {}
+_contexts: dict[tuple[str, str], ReloadingContext] = {}
 
 
 class JsonLogger(glogging.Logger):  # type: ignore[misc]
@@ -95,14 +100,28 @@ class JsonLogger(glogging.Logger):  # type: ignore[misc]
 
 def ssl_context(config: Any, default_ssl_context_factory: Callable[[], ssl.SSLContext]) -> ssl.SSLContext:
     """gunicorn hook (per connection in WebhookWorker): the freshest server context."""
+    return _reloading(config).context()
+
+
+def _reloading(config: Any) -> ReloadingContext:
     from .tls import ReloadingContext
 
     key = (str(config.certfile), str(config.keyfile))
     reloading = _contexts.get(key)
-    if reloading is None:
+    if reloading is None:  # (a pair that does not load raises here)
         reloading = _contexts[key] = ReloadingContext(key[0], key[1], tls_reload_seconds)
-    context: ssl.SSLContext = reloading.context()
-    return context
+    return reloading
+
+
+def post_worker_init(worker: Any) -> None:
+    """gunicorn hook (in a worker, its application loaded): load the certificate now, so that a
+    worker that could not complete a handshake does not boot; then report the boot to
+    `fieldwarden serve` (boot.py), which then says "serving"."""
+    if worker.cfg.is_ssl:
+        _reloading(worker.cfg)
+    report = getattr(worker.app, "boot_report", None)
+    if report is not None:
+        report.booted()
 
 
 def worker_exit(server: Any, worker: Any) -> None:
@@ -123,7 +142,10 @@ def child_exit(server: Any, worker: Any) -> None:
     """gunicorn hook (in the master): a worker is gone; drop its live gauges from the pod's metrics."""
     from .multiproc import process_dead
 
-    process_dead(worker.pid)
+    try:
+        process_dead(worker.pid)
+    except ImportError:
+        pass  # no metrics library, so the worker wrote no metrics (it could not boot)
 
 
 def settings() -> dict[str, Any]:
@@ -132,7 +154,7 @@ def settings() -> dict[str, Any]:
         "bind", "certfile", "keyfile", "worker_class", "workers", "worker_connections",
         "keepalive", "timeout", "graceful_timeout", "backlog", "limit_request_line",
         "limit_request_fields", "accesslog", "errorlog", "loglevel", "proc_name", "logger_class",
-        "control_socket_disable", "ssl_context", "worker_exit", "child_exit",
+        "control_socket_disable", "ssl_context", "post_worker_init", "worker_exit", "child_exit",
     )
     values = globals()
     return {name: values[name] for name in names}

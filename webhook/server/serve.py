@@ -96,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
         cert_dir = (args.cert_dir or default_cert_dir()).absolute()
         certs = ensure_certificates(cert_dir, args.dns_name)
         inventory = choose_inventory(args, settings)
+        check_certificate(certs.cert, certs.key)
+        check_worker()
     except (ConfigError, CertError, InventoryError, ServeError) as exc:
         print(f"fieldwarden: {exc}", file=sys.stderr)
         return 2
@@ -126,8 +128,10 @@ def run(args: argparse.Namespace) -> int:
         lambda text: print(f"fieldwarden: autoscaler inventory: {text}", flush=True))
     url = f"https://{_client_host(bind)}"
     ca = f"--cacert {certs.ca} " if certs.ca else ""
-    print(f"fieldwarden: serving {url} (POST /mutate, /validate; GET /healthz, /readyz, /metrics)")
-    print(f"fieldwarden: try: curl {ca}{url}/healthz", flush=True)
+
+    def announce() -> None:  # in the first worker that boots (boot.py), before it accepts
+        print(f"fieldwarden: serving {url} (POST /mutate, /validate; GET /healthz, /readyz, /metrics)")
+        print(f"fieldwarden: try: curl {ca}{url}/healthz", flush=True)
 
     log_level = args.log_level or os.environ.get("FIELDWARDEN_LOG_LEVEL")
 
@@ -148,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
         return app
 
     try:
-        return serve_wsgi(make_app, options, on_worker_exit=inventory.stop)
+        return serve_wsgi(make_app, options, on_worker_exit=inventory.stop, announce=announce)
     finally:
         metrics_folder.remove()
 
@@ -248,6 +252,46 @@ def _cluster_inventory(kubeconfig: str | None, context: str | None, settings: Se
                          f"{exc}") from None
 
 
+def check_certificate(cert: Path, key: Path) -> None:
+    """Refuse a certificate and key that TLS cannot load: no handshake could succeed."""
+    import ssl
+
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(cert, key)
+    except ssl.SSLError as exc:
+        raise ServeError(f"the TLS certificate does not load: {_pair_problem(cert, key) or exc}") from None
+    except OSError as exc:
+        raise ServeError(f"cannot read {cert} or {key}: {exc.strerror or exc}") from None
+
+
+def _pair_problem(cert: Path, key: Path) -> str | None:
+    """Which file of a pair that TLS refused is wrong, and how (None: not found out)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    try:
+        certificate = x509.load_pem_x509_certificates(cert.read_bytes())[0]
+    except (ValueError, IndexError):
+        return f"{cert} holds no PEM certificate"
+    try:
+        private = serialization.load_pem_private_key(key.read_bytes(), password=None)
+    except (ValueError, TypeError):
+        return f"{key} holds no unencrypted PEM private key"
+    if private.public_key() != certificate.public_key():
+        return f"{key} is not the private key of the certificate in {cert}"
+    return None
+
+
+def check_worker() -> None:
+    """Load gunicorn's worker class now, as its master would: a package missing from the
+    install is said before gunicorn starts, not by a worker that cannot boot."""
+    try:
+        from . import worker  # noqa: F401
+    except ImportError as exc:
+        raise ServeError(f"the webhook's gunicorn worker cannot be loaded: {exc}. This install is "
+                         f"incomplete: pip install 'fieldwarden[webhook]' into a fresh virtualenv") from None
+
+
 def _client_host(bind: str) -> str:
     host, _, port = bind.rpartition(":")
     if host in ("0.0.0.0", "", "[::]", "::"):
@@ -256,20 +300,28 @@ def _client_host(bind: str) -> str:
 
 
 def serve_wsgi(make_app: Callable[[], Any], options: Mapping[str, Any],
-               on_worker_exit: Callable[[], None] | None = None) -> int:
+               on_worker_exit: Callable[[], None] | None = None,
+               announce: Callable[[], None] = lambda: None) -> int:
     """Run gunicorn with webhook/server/gunicorn_conf.py's settings, `options` laid over them.
 
-    `make_app` runs in each worker after the fork. Returns gunicorn's exit status (0
-    after a graceful SIGTERM / SIGINT shutdown).
+    `make_app` runs in each worker after the fork; `announce` in the first worker that boots,
+    before it accepts a connection. Returns gunicorn's exit status: 0 after a graceful
+    SIGTERM / SIGINT shutdown; not 0, said why on stderr, when a worker could not boot.
     """
     from gunicorn.app.base import BaseApplication  # type: ignore[import-untyped]
+    from gunicorn.errors import HaltServer  # type: ignore[import-untyped]
 
     from . import gunicorn_conf
+    from .boot import BootReport
 
     settings = {**gunicorn_conf.settings(), **options}
     _raise_open_file_limit(int(settings["worker_connections"]))
 
+    report = BootReport(announce)
+
     class Server(BaseApplication):  # type: ignore[misc]
+        boot_report = report  # (the workers reach it as worker.app.boot_report)
+
         def load_config(self) -> None:
             for name, value in settings.items():
                 if name in self.cfg.settings and value is not None:  # older gunicorns lack some
@@ -282,11 +334,38 @@ def serve_wsgi(make_app: Callable[[], Any], options: Mapping[str, Any],
             if on_worker_exit is not None:
                 on_worker_exit()
 
+    master = os.getpid()
     try:
         Server().run()
     except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    return 0
+        if os.getpid() != master:
+            raise  # a worker leaving through the same stack: its exit is gunicorn's business
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except HaltServer as exc:  # a second worker failed to boot while gunicorn halted for the first
+        code = int(exc.exit_status)
+    else:
+        code = 0
+    failure = boot_failure(code, report.announced(), report.reasons())
+    report.close()
+    if failure:
+        print(f"fieldwarden: {failure}", file=sys.stderr, flush=True)
+    return code
+
+
+def boot_failure(code: int, announced: bool, reasons: list[str]) -> str | None:
+    """What to say when gunicorn stopped with status `code`, None when it stopped as asked."""
+    if code == 0:
+        return None
+    why = "; ".join(reasons)
+    if any(reason.startswith(("ModuleNotFoundError", "ImportError")) for reason in reasons):
+        why += " (this install is incomplete: pip install 'fieldwarden[webhook]' into a fresh virtualenv)"
+    if not announced:
+        if why:
+            return f"the webhook did not start: no worker could boot: {why}"
+        return f"the webhook did not start (gunicorn exit status {code}): see gunicorn's messages above"
+    if why:
+        return f"the webhook stopped: a worker could not boot: {why}"
+    return f"the webhook stopped (gunicorn exit status {code}): see gunicorn's messages above"
 
 
 def _raise_open_file_limit(connections: int) -> None:

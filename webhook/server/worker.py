@@ -84,7 +84,13 @@ class WebhookWorker(GeventWorker):  # type: ignore[misc]
         # milliseconds after the fork); until then the master's inherited handler would take
         # a SIGTERM and lose it, and the worker would serve on until the graceful timeout.
         signal.signal(signal.SIGTERM, self.handle_exit)
-        super().init_process()
+        try:
+            super().init_process()  # patches, loads the app, boots (post_worker_init), runs
+        except Exception as exc:
+            report = getattr(self.app, "boot_report", None)
+            if not self.booted and report is not None:
+                report.failed(exc)  # why, for `fieldwarden serve` to say (boot.py)
+            raise
 
     def run(self) -> None:
         servers = []
