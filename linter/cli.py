@@ -148,7 +148,7 @@ def show_settings(resolver: Resolver, path: Path, root: Path | None) -> str:
 
     found = resolver.for_file(path)
     settings = found.settings
-    lines = [f"file: {path}"]
+    lines = [f"file: {visible(str(path))}"]
     if found.files:
         lines.append(f"configuration: {_shown(found.files[0])}")
         lines.extend(f"  extends: {_shown(extended)}" for extended in found.files[1:])
@@ -200,7 +200,7 @@ def _shown(path: Path) -> str:
     """A path as --show-settings prints it: relative to the current folder when below it."""
     absolute = os.path.normpath(os.path.abspath(path))
     relative = os.path.relpath(absolute)
-    return absolute if relative.startswith("..") else relative
+    return visible(absolute if relative.startswith("..") else relative)
 
 
 def _scope(args: Any, resolver: Resolver, root: Path | None) -> Scope:
@@ -336,6 +336,20 @@ def _fix_plans(report: Report) -> dict[str, dict[int, list[tuple[str | int, ...]
     return plans
 
 
+def _commands_stopped() -> tuple[str, str]:
+    """Under GitHub Actions, the lines that stop its workflow commands and resume them; else nothing.
+
+    The token that resumes them is random, so that nothing printed in between can guess it
+    (GitHub's `stop-commands`, made for logging untrusted text).
+    """
+    if os.environ.get("GITHUB_ACTIONS") != "true":
+        return "", ""
+    import secrets
+
+    token = secrets.token_hex(16)
+    return f"::stop-commands::{token}\n", f"::{token}::\n"
+
+
 def _show_diff(report: Report, targets: Sequence[Source], quiet: bool) -> int:
     """`--diff`: print what --fix would change, as a unified diff on stdout; write nothing.
 
@@ -357,7 +371,9 @@ def _show_diff(report: Report, targets: Sequence[Source], quiet: bool) -> int:
             print(f"fieldwarden: {visible(f'{source.display}: would not be fixed: {exc}')}", file=sys.stderr)
             continue
         if new != original:
-            sys.stdout.write(unified_diff(source.display, original, new))
+            # the diff's lines are the file's own: under GitHub Actions none may be taken as a workflow command
+            stop, resume = _commands_stopped()
+            sys.stdout.write(stop + unified_diff(visible(source.display), original, new) + resume)
             files += 1
             fixes += sum(len(v) for v in removals.values())
     if not quiet:

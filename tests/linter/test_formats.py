@@ -211,3 +211,30 @@ def test_hostile_file_names_and_keys_issue_no_workflow_command(tmp_path: Path, n
         assert annotated == {file for file, text in HOSTILE_NAMES.items() if text is DUPLICATE_KEY}
     else:
         assert "add-mask::secret.yaml" in process.stdout  # still named, escaped
+
+
+def test_diff_of_a_hostile_file_stops_workflow_commands_around_it(tmp_path: Path) -> None:
+    """`--diff` prints the file's own lines: under GitHub Actions they are inside stop-commands."""
+    exported = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  uid: abc\ndata:\n  k: |\n    ::add-mask::secret\n"
+    (tmp_path / "evil\n::add-mask::name.yaml").write_text(exported, encoding="utf-8")
+    env = {**os.environ, "GITHUB_ACTIONS": "true"}
+    tokens = []
+    for _ in range(2):
+        process = subprocess.run([sys.executable, "-m", "fieldwarden", "lint", "--no-context", "--diff", "."],
+                                 cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+        assert process.returncode == 1, process.stderr
+        stopped_by = ""
+        seen = []
+        for line in re.split(r"\r\n|\r|\n", process.stdout + process.stderr):
+            command = line.lstrip()
+            if stopped_by:
+                stopped_by = "" if command == f"::{stopped_by}::" else stopped_by
+                seen.append(line)
+            elif command.startswith("::stop-commands::"):
+                stopped_by = command.removeprefix("::stop-commands::")
+                tokens.append(stopped_by)
+            else:
+                assert not command.startswith("::") and "##[" not in line, line
+        assert not stopped_by  # commands resumed
+        assert "     ::add-mask::secret" in seen  # the file's line, in the diff, while commands were stopped
+    assert len(tokens) == 2 and tokens[0] != tokens[1] and len(tokens[0]) >= 32  # not guessable
