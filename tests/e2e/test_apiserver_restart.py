@@ -118,7 +118,8 @@ def vpa(name: str) -> Obj:
 
 def keeps_cpu(cluster: Cluster, namespace: str, name: str) -> bool:
     """Whether a server dry-run UPDATE of the Deployment's cpu request (250m -> 500m) comes back with the live 250m."""
-    change = {"spec": {"template": {"spec": {"containers": [{"name": "app", "resources": {"requests": {"cpu": "500m"}}}]}}}}
+    container = {"name": "app", "resources": {"requests": {"cpu": "500m"}}}
+    change = {"spec": {"template": {"spec": {"containers": [container]}}}}
     response = cluster.api.request("PATCH", f"/apis/apps/v1/namespaces/{namespace}/deployments/{name}", change,
                                    query={"dryRun": "All"}, content_type="application/strategic-merge-patch+json",
                                    timeout=5)

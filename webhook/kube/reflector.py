@@ -26,7 +26,8 @@ A `Reflector` runs in a thread of its owner and calls back with what it learns:
   comes within `backoff.initial`, not after the backoff the outage ran up; a server that
   keeps answering errors is still asked less and less often. A `Retry-After` the server sends
   is not waited out: `list_call`'s client must not retry inside a call (webhook/kube/api.py's
-  `without_retries`), or the reflector would learn of neither the error nor the wait. After a refused connection
+  `without_retries`), or the reflector would learn of neither the error nor the wait (a
+  restarted kube-apiserver's 503 on a CRD's path says 5 s). After a refused connection
   (nothing listens: the API server restarts, or its Service has no endpoints) the backoff
   is cut short as soon as the address accepts a TCP connection again (tried every
   `refused_probe` seconds: a refused connect costs nobody anything), so a server that

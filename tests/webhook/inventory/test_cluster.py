@@ -292,7 +292,8 @@ UPDATE = review("deployment-update-apply")  # replicas 3 -> 1: FW403 puts 3 back
 DENY_WHEN_STALE = Settings({"webhook": {"on-stale-inventory": "deny"}})
 
 
-def fw403(inventory: ClusterInventory, settings: Settings = DENY_WHEN_STALE, data: dict[str, Any] = UPDATE) -> dict[str, Any]:
+def fw403(inventory: ClusterInventory, settings: Settings = DENY_WHEN_STALE,
+          data: dict[str, Any] = UPDATE) -> dict[str, Any]:
     """The webhook's answer to the Deployment update (`data`), decided with this inventory."""
     status, answer = admit(encode(data), JSON, MUTATE, settings, inventory)
     assert status == 200, answer

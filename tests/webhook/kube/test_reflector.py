@@ -134,10 +134,10 @@ def test_a_503_with_retry_after_5_is_asked_again_within_the_backoff_and_the_refl
             api.restart(crd_unready=2)
             back = time.monotonic()
             eventually(lambda: reflector.behind, "behind once the server answers 503", timeout=1.0)
-            took = eventually(lambda: len(seen.lists) == 2, "the relist", timeout=2.0)  # at about 0, 0.5, 1.5 s
+            took = eventually(lambda: len(seen.lists) == 2, "the relist", timeout=3.0)  # at about 0, 0.5, 1.5 s
             assert not reflector.behind and reflector.failures == 0
             assert [c.status for c in api.calls if c.status == 503] == [503, 503]
-            assert time.monotonic() - back < 2.0  # (not 5 s for each 503)
+            assert time.monotonic() - back < 3.0  # (not 5 s for each 503)
             print(f"relist {took:.2f}s after the restart, after two 503s")
 
 
