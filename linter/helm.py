@@ -11,7 +11,8 @@ it. A field whose writer is not certain is left out of the table, so that render
 reports it at its nearest enclosing field that is, marked approximate.
 
 Rendering is offline and confined to the chart. Helm runs in a child process (helm_child.py,
-one for all the value sets of a chart), under a time limit per set and a memory limit, over a
+one for all the value sets of a chart), under time budgets per set, chart and run
+(helm_budget.py), a memory limit and no sockets (helm_seccomp.py), over a
 private copy of the chart holding only the chart's own files:
 Helm's loader follows symlinks out of a chart (their targets become `.Files`), and its schema
 validation loads `$ref`s of values.schema.json from disk and network; neither reaches the
@@ -524,7 +525,7 @@ class _Layout:
         return found + self.problems
 
     def write(self, copy: Path, problems: list[RenderProblem]) -> None:
-        """The private copy Helm loads: plain files only, schemas with outside references dropped."""
+        """The private copy Helm loads: plain files only, schemas as helm_schema.py screened them (or dropped)."""
         made: set[str] = set()  # folders of the copy created so far
         for name, data in self.files.items():
             if name.rsplit("/", 1)[-1] == "values.schema.json":
