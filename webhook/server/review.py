@@ -72,7 +72,8 @@ def _load_json(body: bytes) -> Any:
     try:
         return orjson.loads(body)  # strict JSON: no NaN/Infinity, UTF-8 only, depth-limited
     except orjson.JSONDecodeError as exc:
-        if exc.msg.startswith("depth limit"):
+        # orjson's words: "depth limit exceeded" now, "array and object recursion depth exceeded" up to 3.11 at least
+        if exc.msg.startswith(("depth limit", "array and object recursion depth")):
             where = f"line {exc.lineno} column {exc.colno}"
             raise BadRequest(400, f"body nests JSON deeper than {MAX_DEPTH} levels ({where})") from None
         raise BadRequest(400, f"body is not valid JSON: {exc}") from None
