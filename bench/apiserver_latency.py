@@ -266,7 +266,7 @@ def exported_policies_namespace(cluster: Cluster, installation: Installation) ->
     once the policies gate a dry-run pod and keep the HPA's replicas of a dry-run deploy.
     """
     from fieldwarden.policies.config import Settings
-    from fieldwarden.policies.export import Scope, export, target
+    from fieldwarden.policies.export.assemble import Scope, export, target
 
     config = yaml.safe_load(installation.rendered("ConfigMap")["data"]["config.yaml"]) or {}
     version = str(cluster.api.get("/version")["gitVersion"])

@@ -1,11 +1,12 @@
-"""`fieldwarden export`: the admission rules as in-tree admission policies (policies/export.py).
+"""`fieldwarden export`: the admission rules as in-tree admission policies (policies/export/).
 
     fieldwarden export --k8s-version 1.34 --config .fieldwarden.yaml -o exported/
 
 With `-o DIR` it writes `DIR/policies.yaml` (the policies and their bindings) and
 `DIR/exactness.txt` (the report, also printed); without, the YAML goes to stdout and the
-report to stderr. The configuration is read as `fieldwarden serve` reads it. Exit codes: 0
-written, 2 a configuration or version problem (nothing written).
+report to stderr. The configuration is read as `fieldwarden serve` reads it, by the same loader
+(policies/config.py load_settings). Exit codes: 0 written, 2 a configuration or version
+problem (nothing written).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .policies.config import ConfigError
-from .policies.export import FAILURE_POLICIES, ExportError, Scope, export, report_text, target, yaml_text
+from .policies.config import ConfigError, load_settings
+from .policies.export.assemble import FAILURE_POLICIES, ExportError, Scope, export, report_text, target, yaml_text
 
 POLICIES_FILE = "policies.yaml"
 REPORT_FILE = "exactness.txt"
@@ -46,7 +47,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Export; 0 written, 2 refused."""
-    from .webhook.server.serve import load_settings  # the webhook's own reading of the configuration
 
     try:
         settings = load_settings(args.config)

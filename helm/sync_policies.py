@@ -1,4 +1,4 @@
-"""Write the chart's templates/policies.yaml from fieldwarden's exporter (policies/export.py).
+"""Write the chart's templates/policies.yaml from fieldwarden's exporter (policies/export/assemble.py).
 
 With `admission.mode: policies` the chart installs what `fieldwarden export` writes. The
 policies' structure never depends on the configuration, only the CEL literals of its options
@@ -31,7 +31,7 @@ GROUPS = "@@custom-groups@@"
 
 
 class HelmOptions:
-    """The exporter's Options as Helm expressions (see policies/export_cel.py)."""
+    """The exporter's Options as Helm expressions (see policies/export/cel.py)."""
 
     def cel(self, code: str, option: str) -> str:
         if (code, option) == ("FW403", "custom-resources"):
@@ -46,7 +46,7 @@ class HelmOptions:
 
 def defaults() -> dict[str, Any]:
     """The exported rules' names and default options, for the helpers' `fieldwarden.policies.defaults`."""
-    from fieldwarden.policies.export import EXPORTERS
+    from fieldwarden.policies.export.assemble import EXPORTERS
     from fieldwarden.policies.registry import RULES
 
     return {code: {"name": RULES[code].NAME, "options": RULES[code].DEFAULTS} for code in EXPORTERS}
@@ -55,8 +55,8 @@ def defaults() -> dict[str, Any]:
 def template() -> str:
     """The text of templates/policies.yaml."""
     from fieldwarden.policies.config import Settings
-    from fieldwarden.policies.export import EXPORTERS, Scope, dump, policy_objects, target
-    from fieldwarden.policies.export_cel import judged_request
+    from fieldwarden.policies.export.assemble import EXPORTERS, Scope, dump, policy_objects, target
+    from fieldwarden.policies.export.cel import judged_request
 
     where = target("1.36")
     scope = Scope(excluded_namespaces=(), opt_out_label=None, failure_policy="Ignore", prefix=PREFIX)
@@ -66,7 +66,7 @@ def template() -> str:
         '{{- define "fieldwarden.policies.defaults" -}}',
         json.dumps(defaults(), sort_keys=True, separators=(",", ":")),
         "{{- end -}}",
-        "{{- /* FW401's match condition (policies/export_cel.py judged_request): the webhook's too. (root) */ -}}",
+        "{{- /* FW401's match condition (policies/export/cel.py judged_request): the webhook's too. (root) */ -}}",
         '{{- define "fieldwarden.fw401.judgedRequest" -}}',
         judged_request(HelmOptions().cel("FW401", "subresources"), HelmOptions().cel("FW401", "opt-out-label"))[
             "expression"],

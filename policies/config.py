@@ -392,6 +392,27 @@ def load_config_chain(path: Path, check: Callable[[dict[str, Any], str, str], No
     return ConfigChain(merged, tuple(p for p, _ in layers), tuple(excludes), tuple(units))
 
 
+def load_settings(path: Path | None) -> Settings:
+    """The policy configuration in `path` (validated, its `extend` chain merged), or the defaults.
+
+    The one loader of the programs that take one `--config` file: `fieldwarden serve`, the gate
+    controller and `set-image`, and `fieldwarden export` (the linter looks for its own, per folder).
+    """
+    if path is None:
+        return Settings()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the configuration: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: the configuration is not UTF-8 text") from None
+    data = parse_config_text(text, str(path))
+    validate(data, str(path))
+    if "extend" in data:  # inherited as the linter does: relative to this file, cycles refused
+        data = load_config_chain(path).data
+    return Settings(data, str(path))
+
+
 def _inside(path: Path, folder: Path) -> bool:
     real, base = os.path.realpath(path), os.path.realpath(folder)
     return real == base or real.startswith(base.rstrip(os.sep) + os.sep)

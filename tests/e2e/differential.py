@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 import yaml
 
 from fieldwarden.policies.config import Settings
-from fieldwarden.policies.export import Scope, export, target
+from fieldwarden.policies.export.assemble import Scope, export, target
 from tests.e2e.cluster import Cluster
 from tests.e2e.install import Webhook, local_webhook_configuration
 from tests.e2e.processes import wait_for

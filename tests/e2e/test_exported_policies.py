@@ -33,7 +33,7 @@ import pytest
 
 from fieldwarden.policies.admission import AdmissionRequest
 from fieldwarden.policies.config import Settings
-from fieldwarden.policies.export import export, report_text, target
+from fieldwarden.policies.export.assemble import export, report_text, target
 from tests.e2e.cluster import Cluster, ClusterOptions
 from tests.e2e.differential import (
     POLICIES, WEBHOOK, Case, Client, Outcome, Variant, delta, differences, resource_path, show,

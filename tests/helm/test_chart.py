@@ -20,12 +20,11 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from fieldwarden.policies.config import SCHEMA_FILE
-from fieldwarden.policies.export_cel import judged_request, literal
+from fieldwarden.policies.config import SCHEMA_FILE, load_settings
+from fieldwarden.policies.export.cel import judged_request, literal
 from fieldwarden.webhook.gate import process as controller_cli
 from fieldwarden.webhook.server import serve as serve_cli
 from fieldwarden.webhook.gate.process import gate_settings
-from fieldwarden.webhook.server.serve import load_settings
 from tests.helm.chart import (
     CHART, KUBE_VERSIONS, NAMESPACE, REPO, Obj, chart, deployments, notes, of_kind, one, render, render_manifests,
     values_schema, webhooks,

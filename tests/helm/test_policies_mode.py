@@ -15,7 +15,7 @@ import kubernetes_validate
 import pytest
 
 from fieldwarden.policies.config import Settings
-from fieldwarden.policies.export import Scope, export, target
+from fieldwarden.policies.export.assemble import Scope, export, target
 from tests.helm.chart import CHART, NAMESPACE, REPO, Obj, chart, deployments, notes, of_kind, render
 
 _spec = importlib.util.spec_from_file_location("sync_policies", REPO / "helm" / "sync_policies.py")

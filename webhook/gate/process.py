@@ -25,7 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable
 
-from ...policies.config import ConfigError, Settings
+from ...policies.config import ConfigError, Settings, load_settings
 from ...policies.rules import pod_without_readiness_gate as fw402
 
 LOCAL_BIND = "127.0.0.1:8080"
@@ -66,7 +66,6 @@ def run(args: argparse.Namespace) -> int:
     from .controller import FIELD_MANAGER, GateController
     from ..kube.api import Leases, NoCluster, connect, current_namespace
     from .leader import LeaderElection
-    from ..server.serve import load_settings
 
     logs.configure(level=args.log_level)
     try:

@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ...policies.config import ConfigError
+from ...policies.config import ConfigError, load_settings
 
 FIELD_MANAGER = "fieldwarden-set-image"
 
@@ -61,7 +61,6 @@ def run(args: argparse.Namespace) -> int:
     from .process import gate_settings
     from .inplace import Options, UpdateFailed, parse_max_unavailable, update_pod, update_pods
     from ..kube.api import NoCluster, Pods, connect, current_namespace
-    from ..server.serve import load_settings
 
     try:
         pod, images = split_targets(args.targets, args.selector is not None)

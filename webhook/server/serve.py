@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from ...policies.config import ConfigError, Settings, parse_config_text, validate
+from ...policies.config import ConfigError, Settings, load_settings
 from ..inventory.sources import FileInventory, Inventory, InventoryError, StaticInventory
 from . import multiproc
 
@@ -155,25 +155,6 @@ def run(args: argparse.Namespace) -> int:
         return serve_wsgi(make_app, options, on_worker_exit=inventory.stop, announce=announce)
     finally:
         metrics_folder.remove()
-
-
-def load_settings(path: Path | None) -> Settings:
-    """The policy configuration in `path` (validated), or the defaults."""
-    if path is None:
-        return Settings()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the configuration: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: the configuration is not UTF-8 text") from None
-    data = parse_config_text(text, str(path))
-    validate(data, str(path))
-    if "extend" in data:  # inherited as the linter does: relative to this file, cycles refused
-        from ...policies.config import load_config_chain
-
-        data = load_config_chain(path).data
-    return Settings(data, str(path))
 
 
 def default_bind() -> str:

@@ -1,4 +1,4 @@
-"""FW402 pod-without-readiness-gate as a MutatingAdmissionPolicy (see policies/export.py).
+"""FW402 pod-without-readiness-gate as a MutatingAdmissionPolicy (see policies/export/assemble.py).
 
 A JSONPatch mutation on Pod CREATE: `spec.readinessGates` is an atomic list, which an
 ApplyConfiguration may not change, so the gate is appended (`/spec/readinessGates/-`) or
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .export_cel import Options, Policy, exemption_conditions, literal
-from .rules import pod_without_readiness_gate as rule
+from .cel import Options, Policy, exemption_conditions, literal
+from ..rules import pod_without_readiness_gate as rule
 
 CODE, NAME = rule.CODE, rule.NAME
 

@@ -1,8 +1,8 @@
-"""`fieldwarden export`: the objects it writes, for which versions, the report, and the command.
+"""The exporter (policies/export/assemble.py): the objects it writes, for which versions, and the report.
 
 What the objects decide is proven behind a real kube-apiserver (tests/e2e/test_exported_policies.py,
 against the webhook); here: their shape, per version and configuration, checked against the
-Kubernetes OpenAPI schemas of the version they are for.
+Kubernetes OpenAPI schemas of the version they are for. The command: test_command.py.
 """
 
 from __future__ import annotations
@@ -15,12 +15,10 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from fieldwarden.cli import main
 from fieldwarden.policies.config import Settings
-from fieldwarden.policies.export import (
+from fieldwarden.policies.export.assemble import (
     APPROXIMATE, DISABLED, EXACT, NOT_EXPORTABLE, ExportError, Scope, export, report_text, target, yaml_text,
 )
-from fieldwarden.policies.export_cel import literal
 from fieldwarden.policies.registry import RULES
 from fieldwarden.policies.rule import ADMISSION
 
@@ -245,14 +243,6 @@ def test_the_structure_never_depends_on_option_values() -> None:
     assert [shape(o) for o in plain] == [shape(o) for o in tuned]
 
 
-@pytest.mark.parametrize("value, text", [
-    (["a", "b"], '["a","b"]'), ("x<y>&z", '"x\\u003cy\\u003e\\u0026z"'), (True, "true"),
-    ({"value": "v", "key": "k"}, '{"key":"k","value":"v"}'), ("ü\u2028", '"ü\\u2028"'),
-])
-def test_literals_are_written_as_go_writes_json(value: Any, text: str) -> None:
-    assert literal(value) == text
-
-
 # --- the report ----------------------------------------------------------------------------
 
 
@@ -282,49 +272,3 @@ def test_yaml_reads_back_as_the_objects_and_says_what_the_api_server_needs() -> 
     assert list(yaml.safe_load_all(text)) == result.objects
     assert text.count("# MutatingAdmissionPolicy is beta in Kubernetes 1.34") == 1 + 6
     assert "expression: |-\n" in text  # CEL as literal blocks
-
-
-# --- the command --------------------------------------------------------------------------
-
-
-def test_export_writes_the_policies_and_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    config = tmp_path / ".fieldwarden.yaml"
-    config.write_text(yaml.safe_dump(TUNED), encoding="utf-8")
-    out = tmp_path / "out"
-    assert main(["export", "--k8s-version", "1.32", "--config", str(config), "-o", str(out)]) == 0
-    printed = capsys.readouterr().out
-    report = (out / "exactness.txt").read_text(encoding="utf-8")
-    assert report in printed and "FW401 pod-update-not-image-only: exact" in report
-    written = list(yaml.safe_load_all((out / "policies.yaml").read_text(encoding="utf-8")))
-    assert written == export(Settings(TUNED), target("1.32")).objects
-
-
-def test_export_to_stdout_with_overrides(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["export", "--k8s-version", "1.31", "--select", "FW401", "--failure-policy", "Fail",
-                 "--exclude-namespace", "ops", "--opt-out-label", "", "--name-prefix", "fw"]) == 0
-    out, err = capsys.readouterr()
-    policy, binding = yaml.safe_load_all(out)
-    assert policy["metadata"]["name"] == "fw-fw401-pod-update-not-image-only"
-    assert policy["spec"]["failurePolicy"] == "Fail"
-    assert binding["spec"]["matchResources"] == {"namespaceSelector": {"matchExpressions": [
-        {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["ops"]}]}}
-    assert "FW402 pod-without-readiness-gate: disabled" in err
-
-
-@pytest.mark.parametrize("argv, says", [
-    (["--k8s-version", "1.31"], "has no MutatingAdmissionPolicy"),
-    (["--k8s-version", "1.27"], "has no ValidatingAdmissionPolicy"),
-    (["--k8s-version", "1.32", "--opt-out-label", "novalue"], "expected KEY=VALUE"),
-    (["--k8s-version", "1.32", "--config", "/nonexistent/.fieldwarden.yaml"], "cannot read the configuration"),
-])
-def test_export_refuses_naming_the_problem(argv: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["export", *argv]) == 2
-    out, err = capsys.readouterr()
-    assert out == "" and says in err
-
-
-def test_a_bad_configuration_key_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    config = tmp_path / ".fieldwarden.yaml"
-    config.write_text("rules:\n  FW401: {enforcement: maybe}\n", encoding="utf-8")
-    assert main(["export", "--k8s-version", "1.32", "--config", str(config)]) == 2
-    assert "enforcement" in capsys.readouterr().err

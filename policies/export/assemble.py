@@ -1,8 +1,8 @@
 """The admission rules as in-tree admission policies: what `fieldwarden export` writes.
 
 `export(settings, target(version), Scope())` turns the same configuration the webhook reads
-into plain objects: FW401 as a ValidatingAdmissionPolicy (policies/export_fw401.py), FW402
-and FW403 as MutatingAdmissionPolicies (export_fw402.py, export_fw403.py), each with its
+into plain objects: FW401 as a ValidatingAdmissionPolicy (policies/export/fw401.py), FW402
+and FW403 as MutatingAdmissionPolicies (fw402.py, fw403.py), each with its
 binding, plus an exactness report for every rule of the registry: exact, approximate (and
 how), or not exportable (and why). Pure: no files, no cluster; the command is
 fieldwarden/export.py, the chart's template is generated from the same builders
@@ -21,14 +21,14 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Sequence
 
-from . import export_fw401, export_fw402, export_fw403
-from .config import Settings
-from .export_cel import Policy, literal
-from .registry import RULES
-from .rule import ADMISSION, INPUT, LIVE, OBJECT, SET
+from . import fw401, fw402, fw403
+from ..config import Settings
+from .cel import Policy, literal
+from ..registry import RULES
+from ..rule import ADMISSION, INPUT, LIVE, OBJECT, SET
 
 GROUP = "admissionregistration.k8s.io"
-EXPORTERS: dict[str, Any] = {"FW401": export_fw401, "FW402": export_fw402, "FW403": export_fw403}
+EXPORTERS: dict[str, Any] = {"FW401": fw401, "FW402": fw402, "FW403": fw403}
 ENFORCEMENT_ACTIONS = {"deny": ["Deny"], "warn": ["Warn"], "dryrun": ["Audit"]}
 FAILURE_POLICIES = ("Ignore", "Fail")
 EXACT, APPROXIMATE, NOT_EXPORTABLE, DISABLED = "exact", "approximate", "not exportable", "disabled"
@@ -103,7 +103,7 @@ class Export(NamedTuple):
 
 
 class ResolvedOptions:
-    """The rules' options of a Settings, as CEL literals (policies/export_cel.py Options)."""
+    """The rules' options of a Settings, as CEL literals (policies/export/cel.py Options)."""
 
     def __init__(self, settings: Settings, opt_out_label: tuple[str, str] | None = None) -> None:
         self.settings = settings
@@ -114,7 +114,7 @@ class ResolvedOptions:
         if (code, option) == ("FW401", "opt-out-label") and self.opt_out_label is not None:
             value = {"key": self.opt_out_label[0], "value": self.opt_out_label[1]}
         if (code, option) == ("FW403", "custom-resources"):
-            value = export_fw403.custom_paths(value)
+            value = fw403.custom_paths(value)
         return literal(value)
 
     def custom_groups(self, code: str) -> list[str]:

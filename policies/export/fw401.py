@@ -1,4 +1,4 @@
-"""FW401 pod-update-not-image-only as a ValidatingAdmissionPolicy (see policies/export.py).
+"""FW401 pod-update-not-image-only as a ValidatingAdmissionPolicy (see policies/export/assemble.py).
 
 The policy compares `oldObject.spec` with `object.spec` key by key, as the rule does:
 containers by index with their images left out, mappings descended and lists compared
@@ -8,14 +8,14 @@ affinity and tolerations left alone and gates only removable. Its message names 
 changed path the way the rule does (`spec.tolerations`, `spec.containers[name=app].env`),
 in the order the API server writes the fields. `require-gate-false` reads
 `oldObject.status.conditions`. Exemptions are match conditions; `enforcement` becomes the
-binding's validationActions (policies/export.py).
+binding's validationActions (policies/export/assemble.py).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .export_cel import (
+from .cel import (
     Options,
     Policy,
     changed_paths,
@@ -28,7 +28,7 @@ from .export_cel import (
     shown_key,
     union_keys,
 )
-from .rules import pod_update_not_image_only as rule
+from ..rules import pod_update_not_image_only as rule
 
 CODE, NAME = rule.CODE, rule.NAME
 

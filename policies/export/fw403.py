@@ -1,4 +1,4 @@
-"""FW403 autoscaler-owned-field-reset as two MutatingAdmissionPolicies (see policies/export.py).
+"""FW403 autoscaler-owned-field-reset as two MutatingAdmissionPolicies (see policies/export/assemble.py).
 
 The autoscalers are the policies' params: the binding selects every HorizontalPodAutoscaler
 (`autoscaling/v2`), respectively every VerticalPodAutoscaler (`autoscaling.k8s.io/v1`), of
@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .autoscalers import _VPA_WELL_KNOWN  # the kinds a VPA resolves by kind alone (same package)
-from .export_cel import Options, Policy, child, exemption_conditions, let, literal
-from .rules import autoscaler_owned_field_reset as rule
+from ..autoscalers import _VPA_WELL_KNOWN  # the kinds a VPA resolves by kind alone (same package)
+from .cel import Options, Policy, child, exemption_conditions, let, literal
+from ..rules import autoscaler_owned_field_reset as rule
 
 CODE, NAME = rule.CODE, rule.NAME
 

@@ -1,4 +1,4 @@
-"""CEL text for the exported admission policies (policies/export.py); not a rule module.
+"""CEL text for the exported admission policies (policies/export/assemble.py); not a rule module.
 
 Small builders that the three exported rules share: literals written the way Go's
 `encoding/json` writes them (so that Helm's `toJson` renders the very same text), a
@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, NamedTuple, Protocol
 
-from .suppression import ANNOTATION
+from ..suppression import ANNOTATION
 
 # How deep FW401's comparison descends into mappings, in path parts (`spec` counts):
 # every change the API server lets through to admission lies within 5.
@@ -28,7 +28,7 @@ MAX_PATH_PARTS = 5
 class Options(Protocol):
     """A rule's options as the exported policies read them.
 
-    `cel` gives an option's value as CEL text: a literal when exporting (policies/export.py),
+    `cel` gives an option's value as CEL text: a literal when exporting (policies/export/assemble.py),
     a Helm template expression that renders the same literal when the chart is generated
     (helm/sync_policies.py). The policies' structure never depends on the values, only
     their CEL does, so one chart template serves every configuration.
@@ -44,7 +44,7 @@ class Options(Protocol):
 
 
 class Policy(NamedTuple):
-    """One exported policy, before its metadata and binding are added (policies/export.py)."""
+    """One exported policy, before its metadata and binding are added (policies/export/assemble.py)."""
 
     kind: str  # "ValidatingAdmissionPolicy" | "MutatingAdmissionPolicy"
     suffix: str  # its name after the prefix, e.g. "fw403-replicas"
