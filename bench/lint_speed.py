@@ -365,7 +365,7 @@ def _cpus() -> int:
 
 def bench_units(work: Path, runs: int, fw: list[str], seed: int) -> list[Row]:
     """The whole lint of a repository of rendered units vs rendering them; then pre-commit inside one."""
-    from fieldwarden.linter.tools import find_kustomize  # the command the linter runs
+    from fieldwarden.linter.units.tools import find_kustomize  # the command the linter runs
 
     kustomize = find_kustomize()
     if kustomize is None:

@@ -19,7 +19,7 @@ from ..policies.model import FieldPath, ObjectKey, format_path, lighter
 from ..policies.registry import RULES
 from ..policies.rule import OBJECT, SET
 from .discover import is_helm_template
-from .gitops import PATHS as GITOPS_PATHS
+from .units.gitops import PATHS as GITOPS_PATHS
 from .loader import decode, load, locate
 from .suppress import ANNOTATION, Directive, annotation_codes, scan_comments
 
@@ -41,7 +41,7 @@ class Finding(NamedTuple):
     document: int = -1  # index in the YAML stream, for --fix
     raw_path: FieldPath = ()  # path from the document root, for --fix
     suppressed: str = ""  # how it was suppressed, if it was
-    units: tuple[str, ...] = ()  # the apply units it was found in (units.py), the first one first
+    units: tuple[str, ...] = ()  # the apply units it was found in (units/plan.py), the first one first
     approximate: bool = False  # placed on a rendered object's nearest known enclosing field
 
     @property
@@ -132,7 +132,7 @@ def analyse(
 ) -> FileResult:
     """Lint one file's bytes. `full` runs object rules (targets); otherwise only projects.
 
-    A `consumed` file (a kustomize patch, a chart template: see units.py) is linted through
+    A `consumed` file (a kustomize patch, a chart template: see units/plan.py) is linted through
     the renders that use it: here it gets its input checks, suppression comments and
     projections, but no object rules; a template in it is no reason for a notice.
     """

@@ -63,8 +63,8 @@ def run(args: Any) -> int:
             if source.path is None:
                 _write_stdout(source.data or b"")
     if getattr(args, "cluster", False):
-        from .live import LiveError
-        from .livepass import options_from, run as run_live
+        from .live.checks import LiveError
+        from .live.run import options_from, run as run_live
 
         try:
             report = run_live(report, targets, settings_for, options_from(args, settings))

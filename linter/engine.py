@@ -1,7 +1,7 @@
 """The lint run: targets and context in, suppressed and sorted findings out.
 
 Targets are the files the user named (or pre-commit passed); context is the rest of the
-project. The project is cut into apply units (units.py); every cross-object rule runs inside
+project. The project is cut into apply units (units/plan.py); every cross-object rule runs inside
 each unit that holds a target, with the rest of that unit as context, and findings are only
 ever reported in targets.
 """
@@ -17,18 +17,18 @@ from ..policies.config import Settings
 from ..policies.registry import resolve
 from ..policies.rule import ADMISSION
 from .analyse import FileResult, Finding, ObjectRecord, analyse, context_paths, read_source
-from .gitops import may_declare
+from .units.gitops import may_declare
 from .sets import Member, labelled, run_set_rules
 from .suppress import covers, directive_document
-from .units import (
+from .units.plan import (
     Declaration, Unit, chainsaw_folders, chart_of, declared_by_globs, folder_of, folders_with_ancestors, is_fixture,
     may_render, step_folders,
 )
-from .units import plan as units_plan
+from .units.plan import plan as units_plan
 from .unitrun import UnitRun
 
 if TYPE_CHECKING:
-    from .renders import HelmValues, Layout
+    from .units.renders import HelmValues, Layout
 
 STDIN = "<stdin>"  # stdin without --stdin-filename: a unit of its own
 PARALLEL_MIN_BYTES = 1_500_000  # below this, starting worker processes costs more than it saves
@@ -45,7 +45,7 @@ class Source(NamedTuple):
 
 
 class Scope(NamedTuple):
-    """How a run cuts the project into units (see units.py)."""
+    """How a run cuts the project into units (see units/plan.py)."""
 
     include_fixtures: bool = False
     helm_values: tuple[tuple[str | None, tuple[str, ...]], ...] = ()  # (chart folder or None: every chart, values files)
@@ -113,7 +113,7 @@ def _lint(
     layout: Layout | None = None
     consumed: set[str] = set()
     if may_render(inside):
-        from .renders import find
+        from .units.renders import find
 
         layout = find(Path(names.base), inside, _helm_values(scope, names))
         consumed.update(layout.consumed)
@@ -199,7 +199,7 @@ def _members(result: FileResult | None, display: str, target: bool) -> list[Memb
 
 
 def _helm_values(scope: Scope, names: _Names) -> list[HelmValues]:
-    from .renders import HelmValues
+    from .units.renders import HelmValues
 
     return [
         HelmValues(None if chart is None else names.id(chart), tuple(names.id(f) for f in files))
@@ -213,7 +213,7 @@ def _declarations(results: dict[str, FileResult], names: _Names, scope: Scope, n
     declaring = [(key, r) for key, result in results.items() for r in result.objects
                  if may_declare(r.projection.get("apiVersion"))]
     if declaring:
-        from .gitops import declarations, values_from
+        from .units.gitops import declarations, values_from
 
         prefix = ""
         if scope.git_root:

@@ -17,10 +17,10 @@ from ..policies.registry import RULES
 from ..policies.rule import SET, SetObject
 from .analyse import Finding, ObjectRecord, locate_in_record
 from .suppress import covers
-from .units import Unit
+from .units.plan import Unit
 
 if TYPE_CHECKING:  # a plain run never loads the renderers' types
-    from .rendered import RenderedObject
+    from .units.rendered import RenderedObject
 
 # Where a finding on a rendered object goes: (file as reported, line, column), or None
 # when that file is not being linted (pre-commit: only the changed files are reported).

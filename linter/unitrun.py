@@ -18,11 +18,11 @@ from ..policies.registry import RULES
 from ..policies.rule import OBJECT
 from .analyse import FileResult, Finding, analyse
 from .sets import Member, annotated, labelled
-from .units import HELM, RenderJob, Unit, folders_with_ancestors, is_below
+from .units.plan import HELM, RenderJob, Unit, folders_with_ancestors, is_below
 
-if TYPE_CHECKING:  # the renderers' side is imported when a unit has renders (renders.py)
-    from .rendered import Render, RenderedObject
-    from .renders import Layout
+if TYPE_CHECKING:  # the renderers' side is imported when a unit has renders (units/renders.py)
+    from .units.rendered import Render, RenderedObject
+    from .units.renders import Layout
 
 
 RENDER_FAILED = "FW006"
@@ -72,7 +72,7 @@ class UnitRun:
                 candidates.append((unit, plain))
                 jobs.extend(unit.renders)
         if jobs and self.layout is not None:
-            from .renders import render
+            from .units.renders import render
 
             plain_jobs = {job for unit, plain in candidates if plain for job in unit.renders}
 
@@ -145,7 +145,7 @@ class UnitRun:
         A path the object lacks (a missing field) goes to its nearest present parent, as in a
         plain file: approximate only when the renderer cannot place that parent itself.
         """
-        from .rendered import locate
+        from .units.rendered import locate
 
         (file, line, column), exact = locate(obj, _present(self.data(obj), path))
         if file not in self.wanted:
@@ -181,7 +181,7 @@ class UnitRun:
         return analysed
 
     def _origin(self, obj: RenderedObject, prefix: tuple[str | int, ...]) -> str:
-        from .rendered import locate
+        from .units.rendered import locate
 
         (file, line, _), _ = locate(obj, prefix + ("metadata", "name"))
         return f"{self.names.display(file)}:{line}"

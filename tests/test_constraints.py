@@ -89,7 +89,7 @@ print("imported")
 
 MODULES = {
     "": ["fieldwarden.cli", "fieldwarden.linter.cli"],
-    "cluster": ["fieldwarden.linter.live", "kubernetes.client", "kubernetes.config"],
+    "cluster": ["fieldwarden.linter.live.checks", "kubernetes.client", "kubernetes.config"],
     "webhook": [
         "fieldwarden.webhook.server.serve", "fieldwarden.webhook.server.worker", "fieldwarden.webhook.server.app",
         "fieldwarden.webhook.server.certs", "fieldwarden.webhook.server.gunicorn_conf",

@@ -51,7 +51,7 @@ def test_rule_has_a_test_file(code: str) -> None:
 
 
 def test_input_rules_are_exercised_by_linter_tests() -> None:
-    text = "".join(p.read_text() for p in (REPO / "tests" / "linter").glob("test_*.py"))
+    text = "".join(p.read_text() for p in (REPO / "tests" / "linter").rglob("test_*.py"))
     for code, rule in RULES.items():
         if rule.SCOPE == INPUT:
             assert code in text, f"no linter test mentions {code}"

@@ -365,7 +365,7 @@ def test_locate_missing_paths_fall_back_to_the_nearest_parent() -> None:
 
 
 def test_chart_templates_are_linted_through_their_rendered_chart(tmp_path: Path) -> None:
-    """A chart is an apply unit (tests/linter/test_units.py): its templates are rendered, never skipped."""
+    """A chart is an apply unit (tests/linter/units/test_units.py): its templates are rendered, never skipped."""
     write(tmp_path, "chart/Chart.yaml", "apiVersion: v2\nname: web\nversion: 0.1.0\n")
     write(tmp_path, "chart/values.yaml", "replicas: 2\nname: web\n")
     write(

@@ -244,7 +244,7 @@ def test_a_changed_base_is_linted_inside_each_overlay_that_uses_it(
 ) -> None:
     """pre-commit passes a changed kustomize base: each overlay rendering it is linted, with the rest
     of that overlay as context, and only what lands in the changed files is reported."""
-    from fieldwarden.linter import tools
+    from fieldwarden.linter.units import tools
 
     kubectl = tools.find_kubectl()
     if kubectl is None:

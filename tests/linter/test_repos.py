@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 import pytest
 
-from fieldwarden.linter import tools
+from fieldwarden.linter.units import tools
 from tests.helpers import FIXTURES, Run, lint
 
 REPOS = FIXTURES / "repos"

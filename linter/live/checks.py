@@ -3,7 +3,7 @@
 `check(objects, options, settings_for, api)` takes objects with the places their fields are
 written (from plain files, or from rendered units: each `LiveObject.locate` says where a field
 path is, whether that place is approximate, or that it lies in no file being linted, and the
-finding is then dropped) and a sender of HTTP requests (linter/cluster.py, or a test's), and
+finding is then dropped) and a sender of HTTP requests (linter/live/cluster.py, or a test's), and
 returns findings of the live rules (FW5xx, policies/rules) plus notices. The plan, per run:
 
 1. discovery: `GET /api`, `/apis` and one `GET` per group-version the objects use, for each
@@ -20,10 +20,10 @@ returns findings of the live rules (FW5xx, policies/rules) plus notices. The pla
    FW507 compares;
 6. each object's `policies.live.LiveCase` goes to every live rule its file's settings enable.
 
-Names and namespaces enter request paths only as livepath.py checks and encodes them (an object
+Names and namespaces enter request paths only as paths.py checks and encodes them (an object
 the API server would refuse by name is FW501 and sends nothing), every answer must be about the
 object asked for, and a finding never shows a Secret's values or a `cluster.sensitive-fields` one.
-Each step sends its requests together (linter/cluster.py bounds how many are in flight).
+Each step sends its requests together (linter/live/cluster.py bounds how many are in flight).
 Read-only runs stop after step 4: the rules predict what they can from the live objects, and a
 notice names the checks that need the dry run.
 """
@@ -34,18 +34,18 @@ import copy
 import json
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Protocol, Sequence, Union
 
-from ..policies.autoscalers import is_horizontal_autoscaler, is_vpa, scale_target, vpa_target
-from ..policies.config import Settings
-from ..policies.kube import api_group, canonical_group, group_kind, pod_template_path
-from ..policies.live import (
+from ...policies.autoscalers import is_horizontal_autoscaler, is_vpa, scale_target, vpa_target
+from ...policies.config import Settings
+from ...policies.kube import api_group, canonical_group, group_kind, pod_template_path
+from ...policies.live import (
     ADMISSION, APPLY_MODES, CLIENT, DEFAULT_FIELD_MANAGER, FORBIDDEN, SERVER, LiveCase, last_applied, redact, refusal_kind,
     secret_texts, status_message,
 )
-from ..policies.model import FieldPath, ObjectKey, format_path, lighter
-from ..policies.registry import RULES
-from ..policies.rule import LIVE
-from .analyse import Finding
-from .livepath import LiveError as LiveError, collection_path, group_version_path, item_path, label_problem, name_problem
+from ...policies.model import FieldPath, ObjectKey, format_path, lighter
+from ...policies.registry import RULES
+from ...policies.rule import LIVE
+from ..analyse import Finding
+from .paths import LiveError as LiveError, collection_path, group_version_path, item_path, label_problem, name_problem
 
 LIST_MIN = 8  # objects of one resource in one namespace: from here one LIST is cheaper than GETs
 PAGE = 500  # items per LIST page
@@ -96,7 +96,7 @@ class LiveObject(NamedTuple):
     label: str  # `Kind/namespace/name`, as the other findings name objects
     locate: Callable[[FieldPath], Located]  # where a field path of the object is written
     default_namespace: str = "default"
-    units: tuple[str, ...] = ()  # the apply units it is applied with (units.py), named by its findings
+    units: tuple[str, ...] = ()  # the apply units it is applied with (linter/units/plan.py), named by its findings
 
 
 class LiveOptions(NamedTuple):
@@ -132,7 +132,7 @@ class Resource(NamedTuple):
     namespaced: bool
 
     def collection(self, namespace: str) -> str:
-        """Its collection's path (names checked and encoded: livepath.py)."""
+        """Its collection's path (names checked and encoded: paths.py)."""
         return collection_path(self.base, self.plural, namespace if self.namespaced else "")
 
     def item(self, namespace: str, name: str) -> str:
@@ -495,7 +495,7 @@ def _dry_runs(api: Sender, items: list[_Item], options: LiveOptions, catalog: di
 
 def _same_object(item: _Item, body: Mapping[str, Any], doing: str, generated: bool = False) -> None:
     """LiveError unless the API server's answer is the object asked about (kind, group, namespace, name)."""
-    from .livepath import shown
+    from .paths import shown
 
     found = body.get("metadata")
     meta: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
@@ -512,7 +512,7 @@ def _same_object(item: _Item, body: Mapping[str, Any], doing: str, generated: bo
 
 def _changes(live: Mapping[str, Any], result: Mapping[str, Any]) -> bool:
     """Whether the apply changes the object beyond its metadata and status."""
-    from ..policies.live import same
+    from ...policies.live import same
 
     keys = (set(live) | set(result)) - {"metadata", "status"}
     return any(not same(live.get(key), result.get(key)) for key in keys)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any, Iterable, Mapping
 
-from .units import Declaration, InlineValues
+from .plan import Declaration, InlineValues
 
 ARGO_GROUP = "argoproj.io"
 FLUX_KUSTOMIZE_GROUP = "kustomize.toolkit.fluxcd.io"

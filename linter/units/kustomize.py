@@ -6,7 +6,7 @@ user builds (kustomizations no other one includes; Components never), and the fi
 consumes, so that patches, components and bases are linted through the units that use them.
 
 `render_kustomization` runs kustomize itself (`kubectl kustomize`, or `kustomize build`; see
-linter/tools.py) on a hermetic copy: a temporary folder holding a copy of exactly the files the
+linter/units/tools.py) on a hermetic copy: a temporary folder holding a copy of exactly the files the
 unit's kustomizations name, at their project paths under `project/`, and a wrapper kustomization
 asking for `buildMetadata: [originAnnotations, transformerAnnotations]`. kustomize therefore reads
 nothing outside the project and nothing discovery did not list (so `Render.inputs` is a complete
@@ -36,7 +36,7 @@ from typing import Any, Callable, ContextManager, Iterable, Iterator, NamedTuple
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from .loader import decode, load
+from ..loader import decode, load
 from .rendered import FieldPath, Place, Render, RenderedObject, RenderProblem
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -96,7 +96,7 @@ class Kustomization:
 
     def place(self, *path: str | int) -> tuple[int, int]:
         """(line, column) of a field of this file (its nearest present parent)."""
-        from .loader import locate
+        from ..loader import locate
 
         return locate(self.node, path) if self.node is not None else (1, 1)
 
@@ -363,7 +363,7 @@ def render_kustomization(root: Path, folder: str, tool: list[str] | None = None,
     """Build the kustomization in `folder` (project-relative) with kustomize; objects with positions.
 
     `tool` is the command that builds a folder given last (`["kubectl", "kustomize"]`,
-    `["kustomize", "build"]`); by default linter/tools.py finds one. `layout`, when given, spares
+    `["kustomize", "build"]`); by default linter/units/tools.py finds one. `layout`, when given, spares
     reading the kustomizations again. `slot` is held while kustomize runs (renders.py bounds the
     child processes alive at once with it). Failures come back as problems, never as exceptions.
     """

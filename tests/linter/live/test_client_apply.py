@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fieldwarden.linter.client_apply import modified_configuration, root_schema, three_way_patch
+from fieldwarden.linter.live.client_apply import modified_configuration, root_schema, three_way_patch
 from fieldwarden.policies.live import LAST_APPLIED
 
 REF = "#/components/schemas/"

@@ -4,12 +4,12 @@ The `kubernetes` package, unchanged, loads the kubeconfig (`--kubeconfig`, else 
 ~/.kube/config; in a pod without one, its service account) with `--context`, authenticates and
 speaks to the API server; `DynamicClient.request` carries each request, as it does for every
 version of the client's transport. Nothing here decides anything: `Cluster.send` takes plain
-requests and gives back status codes and decoded JSON (linter/live.py plans and judges); each
-request first passes livepath.guard, which lets out no path that is not clean and nothing but
+requests and gives back status codes and decoded JSON (linter/live/checks.py plans and judges); each
+request first passes paths.guard, which lets out no path that is not clean and nothing but
 GETs and dry runs, whatever planned it.
 
 Every request has a connect and a read timeout, at most `parallel` are in flight (a thread
-pool over one pooled connection set), and API discovery is done by linter/live.py with these
+pool over one pooled connection set), and API discovery is done by linter/live/checks.py with these
 same requests, not with the DynamicClient's own discoverer (unbounded, and it writes a cache
 file to the shared temporary folder). Only `fieldwarden lint --cluster` imports this module:
 a plain lint never loads the client (tests/linter/test_imports.py).
@@ -25,9 +25,9 @@ from kubernetes import client, config
 from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import DynamicApiError
 
-from .. import __version__
-from .live import LiveError, Request, Response
-from .livepath import guard
+from ... import __version__
+from .checks import LiveError, Request, Response
+from .paths import guard
 
 CONNECT_TIMEOUT = 5.0
 

@@ -18,15 +18,15 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Sequence
 
-from ..policies.config import Settings
-from ..policies.kube import is_kubernetes_object, object_key
-from .live import Located, LiveObject
-from .loader import Document, locate
-from .units import HELM, RenderJob, Unit
+from ...policies.config import Settings
+from ...policies.kube import is_kubernetes_object, object_key
+from .checks import Located, LiveObject
+from ..loader import Document, locate
+from ..units.plan import HELM, RenderJob, Unit
 
 if TYPE_CHECKING:  # the renderers' types: only when a unit has renders
-    from .rendered import RenderedObject
-    from .unitrun import UnitRun
+    from ..units.rendered import RenderedObject
+    from ..unitrun import UnitRun
 
 FieldPath = tuple[str | int, ...]
 

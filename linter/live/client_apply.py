@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from ..policies.live import LAST_APPLIED, MISSING, same
+from ...policies.live import LAST_APPLIED, MISSING, same
 
 STRATEGIC = "application/strategic-merge-patch+json"
 MERGE = "application/merge-patch+json"

@@ -20,8 +20,8 @@ from typing import Iterator
 
 import pytest
 
-from fieldwarden.linter import helm, helm_archive, helm_schema
-from fieldwarden.linter.rendered import Render
+from fieldwarden.linter.units import helm, helm_archive, helm_schema
+from fieldwarden.linter.units.rendered import Render
 
 CHART = "apiVersion: v2\nname: demo\nversion: 1.0.0\n"
 
@@ -201,7 +201,7 @@ def tar_of(files: dict[str, bytes]) -> bytes:
 LINT = """
 import json, sys
 from pathlib import Path
-from fieldwarden.linter import helm
+from fieldwarden.linter.units import helm
 render = helm.render_chart(Path(sys.argv[1]), "demo", [])
 print(json.dumps([[p.file, p.line, p.column, p.message] for p in render.problems]))
 """
@@ -315,6 +315,6 @@ def test_the_render_child_cannot_open_a_socket_even_past_the_screen(
     render = helm.render_chart(root, "demo", [], timeout=20)
     assert listener.connections == 0
     assert not render.objects and "permission denied" in render.problems[0].message, problems(render)
-    probe = "import socket\nfrom fieldwarden.linter import helm_seccomp\nassert helm_seccomp.deny_sockets()\nsocket.socket()\n"
+    probe = "import socket\nfrom fieldwarden.linter.units import helm_seccomp\nassert helm_seccomp.deny_sockets()\nsocket.socket()\n"
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert result.returncode == 1 and "PermissionError" in result.stderr, result.stderr

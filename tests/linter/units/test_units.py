@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fieldwarden.linter import gitops, renders, tools
-from fieldwarden.linter.units import Declaration, glob_matches, is_fixture, plan
+from fieldwarden.linter.units import gitops, renders, tools
+from fieldwarden.linter.units.plan import Declaration, glob_matches, is_fixture, plan
 from tests.helpers import git_repo, hpa_for, lint, scaled_deployment, write
 
 needs_kustomize = pytest.mark.skipif(tools.find_kustomize() is None, reason="no kustomize: pip install 'fieldwarden[render]'")

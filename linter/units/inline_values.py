@@ -20,9 +20,9 @@ from typing import Any, Iterator, NamedTuple
 from yaml.error import Mark
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from .loader import load
+from ..loader import load
 from .rendered import Place, RenderProblem
-from .units import InlineValues
+from .plan import InlineValues
 
 
 class Inline(NamedTuple):

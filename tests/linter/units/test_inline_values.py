@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from fieldwarden.linter import gitops
-from fieldwarden.linter.inline_values import parse
+from fieldwarden.linter.units import gitops
+from fieldwarden.linter.units.inline_values import parse
 from tests.helpers import FIXTURES, Run, lint, write
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("helm_python") is None,

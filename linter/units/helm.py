@@ -20,7 +20,7 @@ copy (links out of the chart are left out, and a schema is given to Helm only wh
 helm_schema.py proves it self-contained; either is said).
 The template functions themselves are sandboxed by Helm: `.Files` sees only chart files,
 `env`/`expandenv` do not exist, `lookup` returns nothing and `getHostByName` resolves
-nothing when rendering offline (tests/linter/test_helm.py checks each).
+nothing when rendering offline (tests/linter/units/test_helm.py checks each).
 
 The line mapping is fieldwarden's own (Helm keeps no source map, helm/helm#11552): the
 template is read as indentation-structured YAML with its actions set aside, and the rendered
@@ -41,9 +41,9 @@ from typing import Any, ContextManager, Iterable, Iterator, NamedTuple, Sequence
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from . import helm_archive, helm_budget, helm_child, helm_schema, helm_seccomp, helmmap, inline_values
-from .loader import load
+from ..loader import load
 from .rendered import FieldPath, Place, Render, RenderedObject, RenderProblem
-from .units import InlineValues
+from .plan import InlineValues
 
 EXTRA = helm_child.EXTRA  # the optional dependency's extra in pyproject.toml
 SOURCES = (__file__, helmmap.__file__, helm_child.__file__, helm_schema.__file__, helm_archive.__file__,
@@ -600,7 +600,7 @@ def _run_child(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Cl
         if name in os.environ:
             env[name] = os.environ[name]
     # -I: the child's imports come from the installation alone, never from the folder it runs in
-    command = [sys.executable, "-I", "-c", "from fieldwarden.linter.helm_child import main; main()"]
+    command = [sys.executable, "-I", "-c", "from fieldwarden.linter.units.helm_child import main; main()"]
     with tempfile.TemporaryFile(dir=scratch) as errors:
         try:
             child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 if TYPE_CHECKING:
-    from .live import Request
+    from .checks import Request
 
 LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 LABEL_MAX = 63
@@ -32,7 +32,7 @@ _SHOWN = 80
 
 
 class LiveError(Exception):
-    """The live checks cannot run (no cluster, refused credentials, no rights): exit code 2 (live.py re-exports it)."""
+    """The live checks cannot run (no cluster, refused credentials, no rights): exit code 2 (checks.py re-exports it)."""
 
 
 class PathError(LiveError):

@@ -21,14 +21,14 @@ from typing import Sequence
 import pytest
 
 from fieldwarden.cli import main
-from fieldwarden.linter.live import LiveObject, LiveOptions, Request, Response, check
+from fieldwarden.linter.live.checks import LiveObject, LiveOptions, Request, Response, check
 from fieldwarden.policies.config import ConfigError, Settings, validate
 from tests.helpers import git_repo, lint, web_deployment, write
 from tests.linter.test_imports import DEPLOYMENT, WEBHOOK_STACK, imported
-from tests.linter.test_units import needs_kustomize
+from tests.linter.units.test_units import needs_kustomize
 
-LIVE_MODULES = {"fieldwarden.linter.live", "fieldwarden.linter.livepass", "fieldwarden.linter.liveunits",
-                "fieldwarden.linter.cluster", "fieldwarden.linter.client_apply"}
+LIVE_MODULES = {"fieldwarden.linter.live.checks", "fieldwarden.linter.live.run", "fieldwarden.linter.live.units",
+                "fieldwarden.linter.live.cluster", "fieldwarden.linter.live.client_apply"}
 
 
 def test_a_plain_lint_loads_neither_the_live_checks_nor_the_kubernetes_client(tmp_path: Path) -> None:
@@ -101,7 +101,7 @@ def test_the_cluster_section_of_the_configuration() -> None:
         validate({"cluster": {"contxt": "prod"}}, "c.yaml")
     with pytest.raises(ConfigError, match="apply-mode"):
         validate({"cluster": {"apply-mode": "kubectl"}}, "c.yaml")
-    from fieldwarden.linter.livepass import options_from
+    from fieldwarden.linter.live.run import options_from
 
     settings = Settings({"cluster": {"kubeconfig": "kube/ci.yaml", "apply-mode": "client", "read-only": True}},
                         source="/repo/.fieldwarden.yaml")
@@ -116,7 +116,7 @@ def test_the_cluster_section_of_the_configuration() -> None:
 
 
 def test_a_configuration_file_never_chooses_the_cluster_and_only_turns_read_only_on() -> None:
-    from fieldwarden.linter.livepass import options_from
+    from fieldwarden.linter.live.run import options_from
 
     args = type("Args", (), {"apply_mode": None, "kubeconfig": None, "context": None, "field_manager": None,
                              "read_only": True, "force_conflicts": False})()
@@ -233,7 +233,7 @@ def test_settings_decide_which_live_rules_report(tmp_path: Path) -> None:
 
 
 def test_options_are_checked() -> None:
-    from fieldwarden.linter.live import LiveError
+    from fieldwarden.linter.live.checks import LiveError
 
     with pytest.raises(LiveError, match="--apply-mode must be one of server, client"):
         check([], LiveOptions(apply_mode="kubectl"), lambda f: live_settings(), Recorder())
@@ -261,7 +261,7 @@ class Applier(Recorder):
 @pytest.fixture
 def sender(monkeypatch: pytest.MonkeyPatch) -> Applier:
     """`lint --cluster` in this test talks to an Applier instead of a cluster."""
-    from fieldwarden.linter import cluster
+    from fieldwarden.linter.live import cluster
 
     recorder = Applier()
 
@@ -461,7 +461,7 @@ def test_a_name_or_namespace_the_api_server_refuses_is_never_requested(kind: str
 
 
 def test_rbac_names_are_path_segments_and_are_encoded() -> None:
-    from fieldwarden.linter.livepath import item_path, name_problem
+    from fieldwarden.linter.live.paths import item_path, name_problem
 
     assert name_problem("rbac.authorization.k8s.io", "ClusterRole", "system:aggregate-to-view") is None
     assert name_problem("", "ConfigMap", "system:aggregate-to-view") is not None
@@ -485,7 +485,7 @@ def test_rbac_names_are_path_segments_and_are_encoded() -> None:
     (Request("GET", "api/v1"), False),
 ])
 def test_the_gate_lets_out_only_clean_paths_and_no_write_without_dry_run(request_: Request, allowed: bool) -> None:
-    from fieldwarden.linter.livepath import PathError, guard
+    from fieldwarden.linter.live.paths import PathError, guard
 
     if allowed:
         guard(request_)
@@ -496,8 +496,8 @@ def test_the_gate_lets_out_only_clean_paths_and_no_write_without_dry_run(request
 
 def test_the_cluster_edge_sends_no_write_without_dry_run(tmp_path: Path) -> None:
     """Whatever planned it, Cluster.send refuses before connecting (a listening socket sees nothing)."""
-    from fieldwarden.linter.cluster import Cluster
-    from fieldwarden.linter.livepath import PathError
+    from fieldwarden.linter.live.cluster import Cluster
+    from fieldwarden.linter.live.paths import PathError
 
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
@@ -533,7 +533,7 @@ class Elsewhere(Applier):
 @pytest.mark.parametrize("which, said", [(0, '"v1"/"Secret"/"shop"/"c0"'), (1, '"v1"/"ConfigMap"/"x"/"c1"'),
                                          (2, '"apps/v1"/"ConfigMap"/"shop"/"c2"')])
 def test_an_answer_about_another_object_stops_the_run(which: int, said: str) -> None:
-    from fieldwarden.linter.live import LiveError
+    from fieldwarden.linter.live.checks import LiveError
 
     with pytest.raises(LiveError, match=f"ConfigMap/shop/c{which}, the API server answered about {said}: refusing"):
         check(objects(3)[which:which + 1], LiveOptions(), lambda f: live_settings(), Elsewhere())

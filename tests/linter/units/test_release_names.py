@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from fieldwarden.linter import gitops, helm, helmmap, renders
+from fieldwarden.linter.units import gitops, helm, helmmap, renders
 from tests.helpers import FIXTURES, Run, lint, write
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("helm_python") is None,

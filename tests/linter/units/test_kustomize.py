@@ -25,9 +25,9 @@ from typing import Any
 import pytest
 import yaml
 
-from fieldwarden.linter import kustomize, tools
-from fieldwarden.linter.kustomize import find_kustomizations, render_kustomization
-from fieldwarden.linter.rendered import Render, RenderedObject, locate
+from fieldwarden.linter.units import kustomize, tools
+from fieldwarden.linter.units.kustomize import find_kustomizations, render_kustomization
+from fieldwarden.linter.units.rendered import Render, RenderedObject, locate
 from tests.helpers import FIXTURES, write
 
 SHOP = FIXTURES / "kustomize" / "shop"

@@ -4,7 +4,7 @@ Cross-object rules (duplicates, overlaps, selects-nothing, autoscaler relations)
 each unit, never across units: clusters/dev and clusters/prod may both define `web`.
 A project's units, from its file list (project-relative POSIX paths):
 
-- each kustomization no other kustomization includes, rendered (linter/kustomize.py);
+- each kustomization no other kustomization includes, rendered (linter/units/kustomize.py);
 - each Helm chart, once per value set (its values.yaml, each ci/*-values.yaml, --helm-values);
 - folders that Argo CD Applications, Flux Kustomizations and HelmReleases of the project
   name (see gitops.py), with the namespace they deploy to; Flux reads a plain folder

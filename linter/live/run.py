@@ -1,7 +1,7 @@
 """`fieldwarden lint --cluster`: the live checks as one more pass over the units the lint read.
 
 After the lint, the target files are read again (whole objects and their node trees: the lint
-keeps only what its rules need), and liveunits.py turns each unit's objects into
+keeps only what its rules need), and live/units.py turns each unit's objects into
 `live.LiveObject`s: a plain unit's as written, a rendered unit's as rendered (a patch, a base,
 a template is never checked on its own), placed on the source line. `live.check` runs them
 against the cluster of the kubeconfig. Its findings then go through the same suppressions as
@@ -21,21 +21,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from ..policies.config import Settings
-from ..policies.live import APPLY_MODES, SERVER
-from ..policies.registry import RULES
-from ..policies.rule import LIVE
-from .analyse import Finding, read_source
-from .discover import is_helm_template
-from .engine import STDIN, Report, Source
-from .live import LiveError, LiveObject, LiveOptions, check
-from .liveunits import Written, live_objects
-from .loader import decode, load
-from .sets import annotated
-from .suppress import ANNOTATION, Directive, annotation_codes, covers, directive_document, scan_comments
+from ...policies.config import Settings
+from ...policies.live import APPLY_MODES, SERVER
+from ...policies.registry import RULES
+from ...policies.rule import LIVE
+from ..analyse import Finding, read_source
+from ..discover import is_helm_template
+from ..engine import STDIN, Report, Source
+from .checks import LiveError, LiveObject, LiveOptions, check
+from .units import Written, live_objects
+from ..loader import decode, load
+from ..sets import annotated
+from ..suppress import ANNOTATION, Directive, annotation_codes, covers, directive_document, scan_comments
 
 if TYPE_CHECKING:
-    from .unitrun import UnitRun
+    from ..unitrun import UnitRun
 
 INSTALL = "pip install 'fieldwarden[cluster]'"
 
@@ -55,7 +55,7 @@ def options_from(args: Any, settings: Settings) -> LiveOptions:
     it says how the team applies, never where to connect or with which credentials (its
     `kubeconfig` and `context` are ignored, with a notice; those come from --kubeconfig,
     --context, $KUBECONFIG or ~/.kube/config). Whatever it says, every request is a GET or a dry
-    run (livepath.guard), and it can turn --read-only on, never off.
+    run (paths.guard), and it can turn --read-only on, never off.
     """
     conf: Mapping[str, Any] = getattr(settings, "cluster", None) or {}
     ignored = [key for key in TARGET_KEYS if key in conf]

@@ -1,6 +1,6 @@
 """The Helm rendering child process: renders one chart copy with one or more value sets.
 
-helm.py starts it (`python -I -c "from fieldwarden.linter.helm_child import main; main()"`)
+helm.py starts it (`python -I -c "from fieldwarden.linter.units.helm_child import main; main()"`)
 and sends one JSON request on stdin: the copy's folder, and a list of value sets (values files'
 texts, release name, namespace). The answer is one JSON line per value set, in order, each
 flushed as soon as it is made, so that a set that loops or exhausts memory costs only itself

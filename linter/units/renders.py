@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, ContextManager, NamedTuple, Sequence
 
 from .rendered import Render, RenderProblem
-from .units import CHART_FILE, HELM, KUSTOMIZATION_NAMES, KUSTOMIZE, RenderJob
+from .plan import CHART_FILE, HELM, KUSTOMIZATION_NAMES, KUSTOMIZE, RenderJob
 
 EXTRA = "pip install 'fieldwarden[render]'"
 
@@ -64,7 +64,7 @@ def find(root: Path, files: Sequence[str], helm_values: Sequence[HelmValues] = (
 
 
 def _ours(folder: str) -> str:
-    """kustomize.py names the project root ``; units.py names it `.`."""
+    """kustomize.py names the project root ``; plan.py names it `.`."""
     return folder or "."
 
 

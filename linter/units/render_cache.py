@@ -9,6 +9,9 @@ again: one changed byte, a file appearing or going, or another renderer makes it
 an entry is never stale. What renders a unit is part of the key: the job (folder, values
 files, namespace, release name, inline values), the tool (its path, size and time), fieldwarden's version and
 the renderer's modules (for Helm, helm.SOURCES: the engine's driver and the line mapping).
+
+Of the lint core it imports only ../cache.py (the cache folder, the digest and the MAC'd
+read and write), the one module of units/ that does besides the readers of ../loader.py.
 """
 
 from __future__ import annotations
@@ -18,10 +21,10 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from .. import __version__
-from .cache import CACHE_DIR, digest, read_authentic, write_authentic
+from ... import __version__
+from ..cache import CACHE_DIR, digest, read_authentic, write_authentic
 from .rendered import Render, RenderedObject, RenderProblem
-from .units import RenderJob
+from .plan import RenderJob
 
 FORMAT = 2
 _PURPOSE = b"render-cache"

@@ -9,7 +9,7 @@ The charts in tests/fixtures/helm mark the line a finding on a field belongs on 
 ci/ha-values.yaml); the object is `Kind`, `Kind/name` or `*`. A marker in a template file
 (not a helper) holds for the objects of that template; one in a values file holds while no
 later file of the set marks the same field. `test_exact_line_rate` measures how often the line
-given is the marked one (`python -m tests.linter.test_helm` prints the misses).
+given is the marked one (`python -m tests.linter.units.test_helm` prints the misses).
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from typing import Any, Iterator, NamedTuple
 import pytest
 import yaml
 
-from fieldwarden.linter import helm
-from fieldwarden.linter.rendered import Render, RenderedObject, locate
+from fieldwarden.linter.units import helm
+from fieldwarden.linter.units.rendered import Render, RenderedObject, locate
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "helm"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "helm"
 CHARTS = ("web", "platform", "legacy", "operator")
 MARKER = re.compile(r"#\s*expect(?:\[([\w,-]+)\])?:\s*(\S+)\s+(\S+)\s*$")
 PATH_PART = re.compile(r'\.?([^.\[\]"]+)|\[(\d+)\]|\["([^"]+)"\]')
