@@ -1,10 +1,13 @@
-"""The policy configuration: discovery, schema validation, select/ignore, severities."""
+"""The policy configuration: discovery, schema validation, select/ignore, severities, and load_settings
+(the one loader of `serve`, the gate controller, `set-image` and `export`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from fieldwarden.policies.config import Settings, schema_json, SCHEMA_FILE
+import pytest
+
+from fieldwarden.policies.config import ConfigError, Settings, load_settings, schema_json, SCHEMA_FILE
 from tests.helpers import lint, write
 
 BROKEN = """\
@@ -129,3 +132,55 @@ def test_pyproject_errors_name_the_table(tmp_path: Path) -> None:
     assert "pyproject.toml: [tool.fieldwarden]: unknown key 'fail_on' (did you mean 'fail-on'?)" in run.stderr
     write(tmp_path, "pyproject.toml", '[tool.fieldwarden.rules.FW201]\nseverity = "fatal"\n')
     assert "pyproject.toml: [tool.fieldwarden] rules.FW201.severity: " in lint(["web.yaml"], cwd=tmp_path).stderr
+
+
+# --- load_settings: the programs that take one --config file -------------------------------
+
+
+def test_load_settings_without_a_file_gives_the_defaults() -> None:
+    settings = load_settings(None)
+    assert settings.source is None and settings.select == ("FW",) and settings.webhook == ("allow", 8 * 1024 * 1024)
+
+
+def test_load_settings_reads_a_valid_file(tmp_path: Path) -> None:
+    config = write(tmp_path, ".fieldwarden.yaml", "ignore: [FW402]\nrules:\n  FW401: {enforcement: warn}\n"
+                   "webhook: {on-stale-inventory: deny}\n")
+    settings = load_settings(config)
+    assert settings.source == str(config) and not settings.enabled("FW402") and settings.enabled("FW401")
+    assert settings.rule_conf("FW401")["enforcement"] == "warn" and settings.webhook.on_stale_inventory == "deny"
+    toml = write(tmp_path, "pyproject.toml", "[tool.fieldwarden]\nignore = [\"FW401\"]\n")
+    assert not load_settings(toml).enabled("FW401")
+
+
+def test_load_settings_follows_the_extend_chain_relative_to_each_file(tmp_path: Path) -> None:
+    write(tmp_path, "base.yaml", "ignore: [FW402]\nrules: {FW401: {enforcement: warn}}\n")
+    write(tmp_path, "team/middle.yaml", "extend: ../base.yaml\nwebhook: {on-stale-inventory: deny}\n")
+    config = write(tmp_path, "team/webhook/config.yaml",
+                   "extend: ../middle.yaml\nrules: {FW401: {exempt-namespaces: [batch]}}\n")
+    settings = load_settings(config)
+    assert not settings.enabled("FW402") and settings.webhook.on_stale_inventory == "deny"
+    assert settings.rule_conf("FW401")["enforcement"] == "warn"  # merged option by option
+    assert settings.rule_conf("FW401")["exempt-namespaces"] == ["batch"]
+    write(tmp_path, "base.yaml", "extend: team/webhook/config.yaml\n")
+    with pytest.raises(ConfigError, match="cycle"):
+        load_settings(config)
+
+
+def test_load_settings_refuses_what_it_cannot_read_naming_the_file(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.yaml"
+    with pytest.raises(ConfigError, match="cannot read the configuration") as refused:
+        load_settings(missing)
+    assert str(missing) in str(refused.value)
+    with pytest.raises(ConfigError, match="cannot read the configuration"):
+        load_settings(tmp_path)  # a folder
+    latin1 = tmp_path / "latin1.yaml"
+    latin1.write_bytes("ignore: [FW402]  # caf\u00e9\n".encode("latin-1"))
+    with pytest.raises(ConfigError, match="not UTF-8 text") as refused:
+        load_settings(latin1)
+    assert str(latin1) in str(refused.value)
+
+
+def test_load_settings_validates_against_the_schema(tmp_path: Path) -> None:
+    config = write(tmp_path, ".fieldwarden.yaml", "rules:\n  FW401: {enforcement: maybe}\n")
+    with pytest.raises(ConfigError, match="enforcement"):
+        load_settings(config)
