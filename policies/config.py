@@ -190,7 +190,7 @@ class Settings:
         self.webhook = WebhookSettings(
             webhook.get("on-stale-inventory", "allow"), webhook.get("max-request-bytes", DEFAULT_MAX_REQUEST_BYTES)
         )
-        self.cluster: dict[str, Any] = dict(data.get("cluster") or {})  # lint --cluster (linter/livepass.py)
+        self.cluster: dict[str, Any] = dict(data.get("cluster") or {})  # lint --cluster (linter/live/run.py)
         self.live = False  # the live rules (FW5xx) run: `lint --cluster` sets it (linter/cli.py)
         # What users of these settings derive from them once (the webhook's rule plans);
         # settings are not changed after they are first used.

@@ -1,6 +1,6 @@
 """What the next apply of one object will do: the facts the live rules (FW5xx) judge.
 
-`fieldwarden lint --cluster` (linter/live.py) fetches the live object, asks the API server for
+`fieldwarden lint --cluster` (linter/live/checks.py) fetches the live object, asks the API server for
 a dry run of the apply the team uses, and hands each object's outcome to the live rules as a
 `LiveCase`; everything here is pure and works on plain dicts: the API server's Status and its
 causes, field paths in its two spellings (validation's `spec.containers[0].image`, server-side

@@ -14,7 +14,7 @@ FIXABLE), a docstring that is its documentation page, and one pure function:
   the linter leaves them alone;
 - SCOPE "live": `check(case, conf)` judges what the next apply of one object does to the
   live cluster (a `policies.live.LiveCase`: the manifest, the live object, the dry run's
-  answer); run by `fieldwarden lint --cluster` only (linter/live.py), never by the webhook.
+  answer); run by `fieldwarden lint --cluster` only (linter/live/checks.py), never by the webhook.
 """
 
 from __future__ import annotations

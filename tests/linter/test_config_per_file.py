@@ -248,7 +248,7 @@ def test_stdin_gets_the_configuration_of_the_file_it_stands_for(tmp_path: Path) 
 
 def test_the_webhook_configuration_honours_extend(tmp_path: Path) -> None:
     from fieldwarden.policies.config import ConfigError
-    from fieldwarden.webhook.server.serve import load_settings
+    from fieldwarden.policies.config import load_settings
 
     write(tmp_path, "base.yaml", "ignore: [FW402]\nwebhook: {on-stale-inventory: deny}\n")
     config = write(tmp_path, "webhook/config.yaml", "extend: ../base.yaml\nwebhook: {max-request-bytes: 65536}\n")

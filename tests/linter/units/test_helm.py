@@ -1,4 +1,4 @@
-"""linter/helm.py: charts found, rendered with Helm's engine (offline, confined), fields put on their lines.
+"""linter/units/helm.py: charts found, rendered with Helm's engine (offline, confined), fields put on their lines.
 
 The charts in tests/fixtures/helm mark the line a finding on a field belongs on with a comment:
 

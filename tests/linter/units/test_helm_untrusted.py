@@ -1,4 +1,4 @@
-"""linter/helm.py on a chart written by an attacker: no reads outside the chart, no connections,
+"""linter/units/helm.py on a chart written by an attacker: no reads outside the chart, no connections,
 bounded archives, bounded time (issue 20, items 4-6)."""
 
 from __future__ import annotations
