@@ -20,7 +20,7 @@ from ..policies.registry import RULES
 from ..policies.rule import OBJECT, SET
 from .discover import is_helm_template
 from .units.gitops import PATHS as GITOPS_PATHS
-from .loader import decode, load, locate
+from .loader import decode, load, json_non_manifest, locate
 from .suppress import ANNOTATION, Directive, annotation_codes, scan_comments
 
 Locations = dict[FieldPath, tuple[int, int]]
@@ -151,6 +151,8 @@ def analyse(
         what = "Helm chart template" if template else "Go/Helm template syntax ({{ }})"
         return FileResult(display, [], [], [], [], f"{display}: skipped: {what}")
     assert loaded is not None
+    if loaded.problems and json_non_manifest(os.fspath(path) if path is not None else display, text):
+        return FileResult(display, [], [], [], [], "")  # JSONC, JSON lines...: no manifest, no findings
     findings.extend(_input_finding(display, *problem) for problem in loaded.problems)
     objects: list[ObjectRecord] = []
     tree = _context_tree()

@@ -354,6 +354,20 @@ def load(text: str, max_documents: int = MAX_DOCUMENTS) -> Loaded:
     return Loaded(documents, problems, template_like)
 
 
+_MANIFEST_KEY = re.compile(r"""\b(apiVersion|kind)["']?\s*:""")
+
+
+def json_non_manifest(name: str, text: str) -> bool:
+    """A `.json` file whose text does not look like a Kubernetes object: its input problems are not reported.
+
+    JSON with comments (`.devcontainer/devcontainer.json`, `tsconfig.json`), JSON lines and
+    JSON with repeated keys are no Kubernetes manifests: a file that parses and is not an
+    object is ignored quietly, so one that does not parse is too, unless its text has both an
+    `apiVersion` and a `kind` key (a broken manifest keeps its FW001). YAML files keep theirs.
+    """
+    return name.lower().endswith(".json") and set(_MANIFEST_KEY.findall(text)) != {"apiVersion", "kind"}
+
+
 def _syntax_message(exc: yaml.MarkedYAMLError) -> str:
     parts = [exc.context or "", exc.problem or ""]
     return "YAML syntax error: " + " ".join(p for p in parts if p).strip()

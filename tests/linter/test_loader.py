@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fieldwarden.linter.loader import decode, load, locate
-from tests.helpers import WEB_DEPLOYMENT, Run, lint, write
+from tests.helpers import FIXTURES, WEB_DEPLOYMENT, Run, lint, write
 
 CONFIGMAP = """\
 apiVersion: v1
@@ -460,3 +460,27 @@ def test_stdin_syntax_error_and_template(tmp_path: Path) -> None:
     result = run(tmp_path, "--stdin-filename", "t.yaml", "-", stdin=b"kind: {{ .Values.kind }}\n")
     assert (result.code, result.findings) == (0, [])
     assert "t.yaml" in result.stderr and "skipped" in result.stderr
+
+
+# --- JSON that is not a manifest (issue 22) ------------------------------------------
+
+JSON_LINES = '{"level": "info", "msg": "started"}\n{"level": "info", "msg": "ready"}\n'
+TSCONFIG = '{\n  "compilerOptions": {\n    "strict": true, // no implicit any\n  },\n}\n'
+BROKEN_MANIFEST_JSON = '{\n  "apiVersion": "v1",\n  "kind": "ConfigMap",\n  // a comment\n  "metadata": {"name": "a"}\n}\n'
+
+
+def test_json_that_is_no_manifest_is_ignored_quietly(tmp_path: Path) -> None:
+    devcontainer = FIXTURES / "repos" / "operator" / ".devcontainer" / "devcontainer.json"
+    write_bytes(tmp_path, ".devcontainer/devcontainer.json", devcontainer.read_bytes())  # comments, a repeated key
+    write(tmp_path, "logs/events.json", JSON_LINES)
+    write(tmp_path, "web/tsconfig.json", TSCONFIG)
+    assert load(devcontainer.read_text()).problems  # it is no YAML: the findings are left out on purpose
+    result = run(tmp_path, ".")
+    assert (result.code, result.findings, result.stderr) == (0, [], "")
+
+
+def test_a_broken_json_manifest_keeps_its_syntax_error(tmp_path: Path) -> None:
+    write(tmp_path, "cm.json", BROKEN_MANIFEST_JSON)
+    write(tmp_path, "broken.yaml", "a: [1\n")  # YAML keeps FW001 whatever it holds
+    result = run(tmp_path, ".")
+    assert result.hits() == [("broken.yaml", 2, 1, "FW001"), ("cm.json", 5, 13, "FW001")]
