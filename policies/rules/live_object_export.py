@@ -25,7 +25,8 @@ Harmless noise is reported as **info**, not error: `creationTimestamp: null` (in
 `metadata` or in a pod, job or claim template's `metadata`, where Go prints an
 empty time) and a `status` holding no value at all (`status: {}`,
 `status: {loadBalancer: {}}`), which is what `kubectl create --dry-run=client -o yaml`
-prints. The rule's configured severity applies to everything else; a lower one
+prints, or only empty strings and lists (controller-gen's stub at the end of a generated
+CRD, `status: {acceptedNames: {kind: "", plural: ""}, conditions: [], storedVersions: []}`). The rule's configured severity applies to everything else; a lower one
 configured also caps the info findings.
 
 Not reported, because a person may set them on purpose and they change what the
@@ -161,7 +162,7 @@ def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation
     if "status" in obj:
         status = obj["status"]
         if _hollow(status):
-            yield Violation(("status",), "status holds no value: harmless noise from kubectl output", _HINT, INFO)
+            yield Violation(("status",), "status holds no value: harmless noise from kubectl or controller-gen output", _HINT, INFO)
         else:
             yield Violation(("status",), "status is written by the cluster; this is an export of a live object", _HINT)
     meta = obj.get("metadata")
@@ -204,9 +205,9 @@ def _get(obj: Any, path: FieldPath) -> Any:
 
 
 def _hollow(value: Any) -> bool:
-    """Whether `value` holds no scalar at all (`{}`, `null`, `{loadBalancer: {}}`)."""
+    """Whether `value` holds no scalar but null or "" (`{}`, `{loadBalancer: {}}`, controller-gen's stub)."""
     if isinstance(value, Mapping):
         return all(_hollow(v) for v in value.values())
     if isinstance(value, list):
         return all(_hollow(v) for v in value)
-    return value is None
+    return value is None or value == ""

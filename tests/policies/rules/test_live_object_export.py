@@ -326,3 +326,16 @@ def test_configured_severity_applies_to_real_exports_and_caps_the_noise(tmp_path
     write(tmp_path, ".fieldwarden.yaml", "rules:\n  FW306: {severity: info}\n")
     run = lint(["--select", "FW306", "--no-context", "a.yaml"], cwd=tmp_path)
     assert {f["severity"] for f in run.findings} == {"info"} and run.code == 0
+
+
+def test_controller_gen_status_stub_is_info(tmp_path: Path) -> None:
+    """controller-gen's CRDs end with a `status:` of empty strings and lists (issue 22): noise, as
+    `creationTimestamp: null` is, so the run passes; a status with a value is still an error."""
+    path = copy("controller-gen-crd.yaml", tmp_path)
+    run = lint(fw306(str(path)))
+    assert (run.code, run.hits()) == (0, [("controller-gen-crd.yaml", 10, 3, "FW306"), ("controller-gen-crd.yaml", 30, 1, "FW306")])
+    assert [f["severity"] for f in run.findings] == ["info", "info"]
+    assert "controller-gen" in run.findings[1]["message"]
+    stored = read(path).replace("storedVersions: []", "storedVersions: [v1beta1]")
+    run = lint(fw306(str(write(tmp_path, "applied.yaml", stored))))
+    assert (run.code, [f["severity"] for f in run.findings]) == (1, ["info", "error"])
