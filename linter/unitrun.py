@@ -18,7 +18,8 @@ from ..policies.registry import RULES
 from ..policies.rule import OBJECT
 from .analyse import FileResult, Finding, analyse
 from .sets import Member, annotated, labelled
-from .units.plan import HELM, RenderJob, Unit, folders_with_ancestors, is_below
+from .units.not_linted import NotLinted, defining_file
+from .units.plan import CHART_FILE, HELM, KUSTOMIZATION_NAMES, RenderJob, Unit, folder_of, folders_with_ancestors, is_below
 
 if TYPE_CHECKING:  # the renderers' side is imported when a unit has renders (units/renders.py)
     from .units.rendered import Render, RenderedObject
@@ -26,6 +27,7 @@ if TYPE_CHECKING:  # the renderers' side is imported when a unit has renders (un
 
 
 RENDER_FAILED = "FW006"
+NOT_LINTED = "FW007"
 
 
 class Names(Protocol):
@@ -55,7 +57,7 @@ class UnitRun:
         self.renders: dict[RenderJob, Render] = {}
         self.notices: list[str] = []
         self.unlinted: set[str] = set()  # files (as shown) a skipped render would have read
-        self.failures: list[Finding] = []  # FW006: renders that failed, placed in a file being linted
+        self.failures: list[Finding] = []  # FW006: renders that failed, placed in a file being linted; FW007: units not linted
         self._analysed: dict[RenderJob, list[_Analysed]] = {}
         self._parsed: dict[int, tuple[RenderedObject, Any]] = {}  # id(rendered object) -> (it, its data)
         self.using: dict[RenderJob, list[Unit]] = {}  # job -> the linted units that render it
@@ -101,17 +103,16 @@ class UnitRun:
     def _default_namespace(self, folder: str) -> str:
         return self.settings_for(self.names.display(f"{folder}/Chart.yaml" if folder != "." else "Chart.yaml")).default_namespace
 
-    def _report(self, made: dict[RenderJob, Render], skipped: dict[RenderJob, str], units: Sequence[Unit]) -> None:
-        """Notices for renders that warned, failed or could not run; their files judge no suppressions."""
+    def _report(self, made: dict[RenderJob, Render], skipped: dict[RenderJob, NotLinted], units: Sequence[Unit]) -> None:
+        """FW007 for units not linted, FW006 or notices for renders that failed or warned; their files judge no suppressions."""
         named = {job: unit.name for unit in units for job in unit.renders}
-        for reason in dict.fromkeys(skipped.values()):
-            jobs = [job for job, why in skipped.items() if why == reason]
-            count = len(jobs)
-            self.notices.append(f"{count} unit{'s' if count != 1 else ''} not linted ({', '.join(named.get(j, j.folder) for j in jobs[:3])}"
-                                f"{', ...' if count > 3 else ''}): {reason}")
-            for job in jobs:
-                self.unlinted.update(self.names.display(key) for key in self._reads(job))
+        for job, why in skipped.items():  # no renderer: FW007 on the unit's defining file
+            self._not_linted(job, NotLinted(why.reason, why.hint, self._defining_file(job)), named)
+            self.unlinted.update(self.names.display(key) for key in self._reads(job))
         for job, done in made.items():
+            if done.not_linted is not None:
+                self._not_linted(job, done.not_linted, named)
+                self.unlinted.update(self.names.display(key) for key in (*done.inputs, *self._reads(job)))
             failed = not done.objects and bool(done.problems)
             for problem in done.problems:
                 shown = self.names.display(problem.file)
@@ -128,6 +129,26 @@ class UnitRun:
             if failed:
                 self.unlinted.update(self.names.display(key) for key in (*done.inputs, *self._reads(job)))
         self.notices[:] = list(dict.fromkeys(self.notices))
+
+    def _not_linted(self, job: RenderJob, why: NotLinted, named: dict[RenderJob, str]) -> None:
+        """One FW007 per unit, on its defining file, saying why and what to do."""
+        shown = self.names.display(why.file)
+        settings = self.settings_for(shown)
+        if settings.enabled(NOT_LINTED):
+            unit = named.get(job, job.folder)
+            self.failures.append(Finding(
+                shown, why.line, why.column, NOT_LINTED, settings.severity[NOT_LINTED], "", "", why.message(), "",
+                units=(unit,),
+            ))
+
+    def _defining_file(self, job: RenderJob) -> str:
+        """The file that makes the job a unit: its Chart.yaml, or its kustomization file."""
+        if job.tool == HELM:
+            return defining_file(job.folder, CHART_FILE)
+        for key in sorted(self.layout.consumed_by.get(job.folder, ())) if self.layout is not None else ():
+            if folder_of(key) == job.folder and key.rpartition("/")[2] in KUSTOMIZATION_NAMES:
+                return key
+        return defining_file(job.folder, KUSTOMIZATION_NAMES[0])
 
     def _reads(self, job: RenderJob) -> list[str]:
         """What a render of the job would read, as far as it is known without it."""

