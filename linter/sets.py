@@ -2,17 +2,17 @@
 
 A unit's members are object records from plain files and from renders. A finding on a plain
 member is placed with the positions its file recorded; one on a rendered member where the
-renderer says the user wrote that field (rendered.locate), and then only kept when that place
-is in a file being linted. Each finding is judged under the settings of the file it is
+renderer says the user wrote that field (rendered.locate), whatever file that is: the unit
+holds a file being linted (see engine.py, "caused by"). Each finding is judged under the settings of the file it is
 reported in, and names the unit it was found in.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence
 
 from ..policies.config import Settings
-from ..policies.model import Violation, format_path, lighter
+from ..policies.model import ObjectKey, Violation, format_path, lighter
 from ..policies.registry import RULES
 from ..policies.rule import SET, SetObject
 from .analyse import Finding, ObjectRecord, locate_in_record
@@ -22,8 +22,8 @@ from .units.plan import Unit
 if TYPE_CHECKING:  # a plain run never loads the renderers' types
     from .units.rendered import RenderedObject
 
-# Where a finding on a rendered object goes: (file as reported, line, column), or None
-# when that file is not being linted (pre-commit: only the changed files are reported).
+# Where a finding on a rendered object goes: (file as reported, line, column, exact), or None
+# when it goes nowhere.
 Placer = Callable[["RenderedObject", tuple[Any, ...]], "tuple[str, int, int, bool] | None"]
 
 
@@ -34,6 +34,7 @@ class Member(NamedTuple):
     file: str  # the file it is read from (a plain file), or where its render anchors it
     target: bool  # findings may be reported on it (plain: its file is linted; rendered: see Placer)
     rendered: RenderedObject | None = None
+    named: bool = True  # from a file the run was given (a `context: false` configuration sees only these)
 
 
 def placed_record(record: ObjectRecord, namespace: str, force: bool) -> SetObject:
@@ -48,8 +49,25 @@ def placed_record(record: ObjectRecord, namespace: str, force: bool) -> SetObjec
     return SetObject(key, data, record.origin)
 
 
+def project_index(units: Sequence[Unit], records: Callable[[str], Sequence[ObjectRecord]]) -> dict[ObjectKey, tuple[str, str]]:
+    """Every plain file's object in the project, as placed by its unit: key -> (where, the unit's name).
+
+    The first unit naming an object wins. Set rules that say an object is missing (FW303) read
+    it, as conf["elsewhere"], to say where it is when another unit defines it.
+    """
+    index: dict[ObjectKey, tuple[str, str]] = {}
+    for unit in units:
+        for key in unit.files:
+            for record in records(key):
+                placed = placed_record(record, unit.namespace, unit.force_namespace).key
+                if placed is not None:
+                    index.setdefault(placed, (record.origin, unit.name))
+    return index
+
+
 def run_set_rules(
-    unit: Unit, members: Sequence[Member], settings_for: Callable[[str], Settings], place: Placer
+    unit: Unit, members: Sequence[Member], settings_for: Callable[[str], Settings], place: Placer,
+    elsewhere: Mapping[ObjectKey, tuple[str, str]] | None = None,
 ) -> list[Finding]:
     """Set rules over the unit's members, reporting on its target members.
 
@@ -79,11 +97,14 @@ def run_set_rules(
             if context:
                 seen, back = objects, None
                 numbered = sorted(chosen)
-            else:  # the unit's targets alone, renumbered
-                seen, back = [objects[i] for i in targets], targets
-                position = {index: number for number, index in enumerate(targets)}
+            else:  # the unit's named targets alone, renumbered
+                alone = [index for index in targets if members[index].named]
+                seen, back = [objects[i] for i in alone], alone
+                position = {index: number for number, index in enumerate(alone)}
                 numbered = sorted(position[i] for i in chosen)
             wanted = set(chosen)
+            if elsewhere is not None and getattr(rule, "READS_ELSEWHERE", False) and context:
+                conf = {**conf, "elsewhere": elsewhere}  # (an object of this unit is found in the unit first)
             for index, violation in rule.check_set(seen, numbered, conf):
                 index = back[index] if back is not None else index
                 if index not in wanted:

@@ -5,7 +5,9 @@ Reports a HorizontalPodAutoscaler or KEDA ScaledObject whose `spec.scaleTargetRe
 and a VerticalPodAutoscaler whose `spec.targetRef`, names an object that is not in
 the set: same namespace as the autoscaler (unset counts as `default-namespace`),
 same API group and kind, same name. The set is the linted files plus, unless
-`--no-context`, the rest of the project.
+`--no-context`, the rest of the project. When the target is defined in another apply
+unit of the project, the finding says where (the file and line, and that unit) instead of
+"not defined": the two are not applied together.
 
 How the reference resolves follows the controllers: an HPA takes the group from
 `scaleTargetRef.apiVersion`; a ScaledObject defaults to `apps/v1` `Deployment`;
@@ -87,6 +89,7 @@ OPTIONS: dict[str, Any] = {
     },
 }
 DEFAULTS: dict[str, Any] = {"ignore-kinds": []}
+READS_ELSEWHERE = True  # conf["elsewhere"]: the project's other objects, key -> (where, unit)
 CONTEXT_PATHS: tuple[tuple[str, ...], ...] = SCALE_TARGET_FIELDS + VPA_TARGET_FIELDS
 
 
@@ -97,6 +100,7 @@ def check_set(
     namespace = str(conf.get("default-namespace", "default"))
     ignored = conf.get("ignore-kinds") or []
     ignore = {kind for kind in ignored if isinstance(kind, str)} if isinstance(ignored, list) else set()
+    elsewhere = conf.get("elsewhere")
     present: dict[ObjectKey, int] = {}
     by_kind_name: dict[tuple[str, str], list[int]] = {}
     for index, item in enumerate(objects):
@@ -114,6 +118,15 @@ def check_set(
         else:
             target, ref_path = vpa_target(item.data, namespace), VPA_TARGET_PATH
         if target is None or target.kind in ignore or target in present:
+            continue
+        found = elsewhere.get(target) if isinstance(elsewhere, Mapping) else None
+        if found is not None:
+            where, unit = found
+            message = (f"target {target.label()} is not in this apply unit: it is defined in {where} "
+                       f"(another unit: {unit})")
+            yield index, Violation(ref_path + ("name",), message,
+                                   "apply both together: move the autoscaler to the workload's unit, "
+                                   "or declare one unit for both (README: Apply units)")
             continue
         message = f"target {target.label()} is not defined in the manifests"
         hint = "fix the reference, add the workload, or list its kind in ignore-kinds"

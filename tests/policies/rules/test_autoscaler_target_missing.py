@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
-from tests.helpers import git_repo, lint, write
+from tests.helpers import FIXTURES, git_repo, lint, write
 
 DEPLOYMENT = """\
 apiVersion: apps/v1
@@ -180,3 +181,20 @@ def test_ignore_kinds_rejects_a_non_list(tmp_path: Path) -> None:
 def test_autoscaler_without_usable_reference_is_not_judged(tmp_path: Path) -> None:
     text = hpa().replace("    name: web\n", "") + "---\n" + vpa("null")
     assert run_one(tmp_path, text) == []
+
+
+def test_target_in_another_unit_says_where(tmp_path: Path) -> None:
+    """examples-folder (tests/fixtures/repos): an HPA in `hpa-php-apache/` names the guestbook's
+    `frontend`, which another folder, another apply unit, defines (issue 22): not "not defined"."""
+    root = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "repos" / "examples-folder", root)
+    git_repo(root)
+    run = lint(["--select", "FW303", "--format", "json", "hpa-php-apache/hpa.yaml"], cwd=root)
+    assert (run.code, run.hits()) == (1, [("hpa.yaml", 29, 5, "FW303")])
+    message = run.findings[0]["message"]
+    assert "not defined" not in message
+    assert message == ("target Deployment/default/frontend is not in this apply unit: it is defined in "
+                       "guestbook/frontend-deployment.yaml:4 (another unit: guestbook)")
+    assert "declare one unit" in run.findings[0]["hint"]
+    alone = lint(["--select", "FW303", "--no-context", "hpa-php-apache/hpa.yaml"], cwd=root)
+    assert "is not defined in the manifests" in alone.findings[0]["message"]  # no project seen: no claim
