@@ -18,7 +18,7 @@ from ..policies.registry import resolve
 from ..policies.rule import ADMISSION
 from .analyse import FileResult, Finding, ObjectRecord, analyse, context_paths, read_source
 from .units.gitops import may_declare
-from .sets import Member, labelled, run_set_rules
+from .sets import Member, labelled, project_index, run_set_rules
 from .suppress import covers, directive_document
 from .units.plan import (
     Declaration, Unit, chainsaw_folders, chart_of, declared_by_globs, folder_of, folders_with_ancestors, is_fixture,
@@ -135,10 +135,11 @@ def _lint(
     findings = [f for r in target_results for f in r.findings if settings_for(r.file).enabled(f.code)]
     findings.extend(work.failures)
     findings.extend(work.rendered_findings(relevant))
+    elsewhere = project_index(all_units, lambda key: result.objects if (result := results.get(key)) else ())
     for unit in relevant:
         members = [m for key in unit.files for m in _members(results.get(key), names.display(key), key in wanted)]
         members.extend(work.rendered_members(unit))
-        findings.extend(run_set_rules(unit, members, settings_for, work.place))
+        findings.extend(run_set_rules(unit, members, settings_for, work.place, elsewhere))
     findings = _with_units(findings, names, relevant, work, target_results)
     consumed_shown = {names.display(key) for key in wanted if key in consumed}
     findings = _suppress(target_results, findings, settings_for, consumed_shown, work.unlinted)
