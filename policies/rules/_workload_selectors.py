@@ -16,7 +16,10 @@ Pod sources, as FW103 and FW104 count them (`pod_source`):
   aside) that may make pods through their operator. What counts is the shape of the
   manifest, not a list of kinds: a custom resource is one when its spec writes pod labels
   in one of `OPERATOR_LABEL_PATHS` (pod templates and pod metadata as common operators
-  spell them) or gives a pod count (`spec.replicas`, `spec.instances`). The labels it
+  spell them), gives a pod count (`spec.replicas`, `spec.instances`,
+  `spec.numberOfInstances`), or is of a kind whose operator makes pods from defaults
+  (`POD_MAKING_KINDS`: the Prometheus operator's servers, Zalando's `postgresql`,
+  Spotahome's `RedisFailover`). The labels it
   writes count as pod labels, but the operator adds labels of its own that no manifest
   shows (`prometheus: k8s`, `cnpg.io/cluster: pg`, `strimzi.io/cluster: events`, ...).
 
@@ -27,6 +30,7 @@ to project and cache small.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Any, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
@@ -145,8 +149,30 @@ _WHOLE_POD_LABEL_PATHS: tuple[FieldPath, ...] = (
     ("spec", "inheritedMetadata", "labels"),
     ("spec", "template", "pod", "metadata", "labels"),
 )
-# A pod count at the top of a custom resource's spec: an operator scales something.
-OPERATOR_COUNT_PATHS: tuple[FieldPath, ...] = (("spec", "replicas"), ("spec", "instances"))
+# A pod count at the top of a custom resource's spec: an operator scales something
+# (`numberOfInstances`: Zalando's postgres-operator).
+OPERATOR_COUNT_PATHS: tuple[FieldPath, ...] = (("spec", "replicas"), ("spec", "instances"), ("spec", "numberOfInstances"))
+
+# Custom resources whose operator makes pods although the manifest may show neither pod
+# labels nor a count (the count is defaulted, or sits in a component): checked against
+# the operators' CRDs and defaults.
+POD_MAKING_KINDS: frozenset[tuple[str, str]] = frozenset(
+    {
+        # Prometheus operator: spec.replicas defaults to 1
+        ("monitoring.coreos.com", "Prometheus"),
+        ("monitoring.coreos.com", "PrometheusAgent"),
+        ("monitoring.coreos.com", "Alertmanager"),
+        ("monitoring.coreos.com", "ThanosRuler"),
+        ("acid.zalan.do", "postgresql"),  # Zalando postgres-operator (spilo pods)
+        ("databases.spotahome.com", "RedisFailover"),  # spec.redis / spec.sentinel, 3 replicas each by default
+    }
+)
+
+# Selector values that are placeholders for a value filled in later (a sample's `<app>`,
+# envsubst's or Flux's post-build `${app}`, `CHANGEME`): such a selector is not judged.
+_PLACEHOLDER = re.compile(
+    r"^<[^<>]+>$|\$\{[^}]*\}|\{\{|^(?:change[-_]?me|replace[-_]?me|placeholder|todo)$", re.IGNORECASE
+)
 
 # What FW103 / FW104 read to find the pods of a namespace (see rule.py CONTEXT_PATHS).
 POD_SOURCE_PATHS: tuple[FieldPath, ...] = tuple(
@@ -325,7 +351,11 @@ def pod_source(data: Mapping[str, Any]) -> PodSource | None:
     if "." not in group:
         return None
     labels = [found for path in OPERATOR_LABEL_PATHS for found in values_at(data, path) if isinstance(found, Mapping)]
-    if not labels and not any(_is_count(get_path(data, path)) for path in OPERATOR_COUNT_PATHS):
+    if (
+        not labels
+        and not any(_is_count(get_path(data, path)) for path in OPERATOR_COUNT_PATHS)
+        and (group, kind) not in POD_MAKING_KINDS
+    ):
         return None
     common: dict[Any, Any] = {}
     for path in _WHOLE_POD_LABEL_PATHS:
@@ -333,6 +363,17 @@ def pod_source(data: Mapping[str, Any]) -> PodSource | None:
         if isinstance(found, Mapping):
             common.update(found)
     return PodSource(labels, False, common)
+
+
+def has_placeholder(raw: Any) -> bool:
+    """Whether a selector as written holds a placeholder key or value (`<app>`, `${app}`, `CHANGEME`)."""
+    if isinstance(raw, str):
+        return _PLACEHOLDER.search(raw) is not None
+    if isinstance(raw, Mapping):
+        return any(has_placeholder(key) or has_placeholder(value) for key, value in raw.items())
+    if isinstance(raw, list):
+        return any(has_placeholder(item) for item in raw)
+    return False
 
 
 def may_select(selector: Selector, common: Mapping[Any, Any] | None) -> bool:

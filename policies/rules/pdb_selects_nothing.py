@@ -10,8 +10,9 @@ check runs only when the namespace holds a built-in workload, a Pod or a
 LeaderWorkerSet; a selector that matches nothing there is reported at **info** level
 when a custom resource of the namespace may make the pods it selects (its operator labels
 them in ways no manifest shows), as FW103 explains. Controller-added labels (`pod-template-hash`,
-`statefulset.kubernetes.io/pod-name`, ...) are assumed to match, and an unset namespace
-is the configured `default-namespace`.
+`statefulset.kubernetes.io/pod-name`, ...) are assumed to match, an unset namespace
+is the configured `default-namespace`, and a selector holding a placeholder to be filled
+in (`<app>`, `${app}`, `CHANGEME`: see FW103) is not judged.
 
 What an empty or absent selector means depends on the API version, and those cases are
 reported whatever the set holds:
@@ -58,7 +59,7 @@ from ..kube import get_path, group_kind
 from ..model import WARNING, FieldPath, Violation, format_path
 from ..rule import SET, SetObject
 from ..selectors import parse_label_selector
-from ._workload_selectors import POD_SOURCE_PATHS, PodLookup, first_per_path
+from ._workload_selectors import POD_SOURCE_PATHS, PodLookup, first_per_path, has_placeholder
 
 CODE = "FW104"
 NAME = "pdb-selects-nothing"
@@ -85,6 +86,8 @@ def check_set(
     pods = PodLookup(objects, str(conf.get("default-namespace", "default")))
     for index in budgets:
         data = objects[index].data
+        if has_placeholder(get_path(data, _SELECTOR)):
+            continue  # a sample or a template to fill in: not judged (as FW103)
         selector, problems = parse_label_selector(get_path(data, _SELECTOR))
         for path, message in first_per_path(problems):
             yield index, Violation(

@@ -21,8 +21,13 @@ Pod sources, and the labels their pods carry:
   components and lists of ECK, Flink, KubeRay, JobSet, KEDA ScaledJob, Volcano,
   RabbitMQ), pod metadata (`spec.podMetadata` of the Prometheus operator,
   `spec.inheritedMetadata` of CloudNativePG), Spark's `driver`/`executor` labels — or a
-  pod count at the top of the spec (`spec.replicas`, `spec.instances`). The full list of
-  paths is `OPERATOR_LABEL_PATHS` in `_workload_selectors.py`.
+  pod count at the top of the spec (`spec.replicas`, `spec.instances`,
+  `spec.numberOfInstances`). The full list of paths is `OPERATOR_LABEL_PATHS` in
+  `_workload_selectors.py`. A few kinds make pods from defaults, with neither in the
+  manifest, and count whatever they show (`POD_MAKING_KINDS`: the Prometheus operator's
+  Prometheus, PrometheusAgent, Alertmanager and ThanosRuler, Zalando's `postgresql`
+  (`acid.zalan.do`), Spotahome's `RedisFailover`). Other custom resources (a
+  ServiceMonitor, a Certificate) make no pods and change nothing.
 
 The check runs only when the namespace holds a built-in workload, a Pod or a
 LeaderWorkerSet: otherwise the pods may well come from elsewhere (another repository, a
@@ -38,7 +43,9 @@ Strimzi's `spec.template.pod`) contradict the selector: an Argo Rollout whose te
 says `app: checkout` cannot make the pods of `app: chekout`, so that typo stays a warning.
 
 Not judged: ExternalName Services, Services without a selector or with `selector: {}`
-(their endpoints are managed by hand), and requirements on labels that controllers add
+(their endpoints are managed by hand), selectors holding a placeholder to be filled in
+(a key or value such as `<app>`, `${app}` for envsubst or Flux's post-build
+substitution, `CHANGEME`, `REPLACE_ME`, `TODO`), and requirements on labels that controllers add
 to pods with values a manifest cannot know (`pod-template-hash`,
 `controller-revision-hash`, `statefulset.kubernetes.io/pod-name`, `job-name`,
 `controller-uid`, `rollouts-pod-template-hash`, LeaderWorkerSet's `group-index`,
@@ -88,7 +95,7 @@ from ..kube import get_path, group_kind
 from ..model import WARNING, FieldPath, Violation, format_path
 from ..rule import SET, SetObject
 from ..selectors import parse_map_selector
-from ._workload_selectors import POD_SOURCE_PATHS, PodLookup, first_per_path
+from ._workload_selectors import POD_SOURCE_PATHS, PodLookup, first_per_path, has_placeholder
 
 CODE = "FW103"
 NAME = "service-selects-nothing"
@@ -118,6 +125,8 @@ def check_set(
         data = objects[index].data
         if get_path(data, ("spec", "type")) == "ExternalName":
             continue
+        if has_placeholder(get_path(data, _SELECTOR)):
+            continue  # a sample or a template to fill in: not judged
         selector, problems = parse_map_selector(get_path(data, _SELECTOR))
         for path, message in first_per_path(problems):
             yield index, Violation(

@@ -132,3 +132,14 @@ def test_budget_on_operator_labels_is_information_only(tmp_path: Path) -> None:
 
 def test_strimzi_component_pod_template_labels_are_protected(tmp_path: Path) -> None:
     assert fixture_findings(tmp_path, "strimzi.yaml") == (0, [])
+
+
+def test_a_prometheus_without_pod_metadata_makes_a_miss_information_only(tmp_path: Path) -> None:
+    code, found = fixture_findings(tmp_path, "prometheus-plain.yaml")
+    assert code == 0
+    assert [(f[0], f[1]) for f in found] == [(33, "info")]
+    assert "Prometheus/monitoring/prometheus (prometheus-plain.yaml:7) in this namespace" in found[0][2]
+
+
+def test_placeholder_selectors_are_not_judged(tmp_path: Path) -> None:
+    assert fixture_findings(tmp_path, "placeholders.yaml") == (0, [])  # matchLabels {app: CHANGEME}

@@ -281,3 +281,29 @@ def test_operator_in_another_namespace_does_not_soften(tmp_path: Path) -> None:
     result = lint(["--select", "FW103", "--no-context", str(path)])
     assert [(f["line"], f["severity"]) for f in result.findings] == [(6, "info")]
     assert "Cluster/default/pg (" in result.findings[0]["message"]
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "operator"),
+    [
+        # Zalando postgres-operator: a count in spec.numberOfInstances, no pod labels written
+        ("zalando-postgres.yaml", 29, "postgresql/default/acid-minimal-cluster (zalando-postgres.yaml:7)"),
+        # Spotahome RedisFailover: counts only inside spec.redis / spec.sentinel
+        ("redis-failover.yaml", 25, "RedisFailover/default/redisfailover (redis-failover.yaml:8)"),
+        # a Prometheus without podMetadata or replicas: it still makes one pod
+        ("prometheus-plain.yaml", 22, "Prometheus/monitoring/prometheus (prometheus-plain.yaml:7)"),
+    ],
+)
+def test_operators_that_make_pods_from_defaults_soften_a_miss(tmp_path: Path, name: str, line: int, operator: str) -> None:
+    code, found = fixture_findings(tmp_path, name)
+    assert code == 0
+    assert [(f[0], f[1]) for f in found] == [(line, "info")]
+    assert f"; {operator} in this namespace has an operator that may make the pods" in found[0][2]
+
+
+def test_placeholder_selectors_are_not_judged(tmp_path: Path) -> None:
+    # `<app-name>` and `${app_name}` would be invalid label values and match nothing; only
+    # the real typo beside them is reported.
+    code, found = fixture_findings(tmp_path, "placeholders.yaml")
+    assert (code, found) == (1, [(37, "warning", "selector app=wbe matches no pod template in namespace default "
+                                                 "(1 pod template checked)")])
