@@ -17,8 +17,9 @@ from ..policies.config import Settings
 from ..policies.registry import resolve
 from ..policies.rule import ADMISSION
 from .analyse import FileResult, Finding, ObjectRecord, analyse, context_paths, read_source
+from .units.alternatives import split_alternatives
 from .units.gitops import may_declare
-from .sets import Member, labelled, project_index, run_set_rules
+from .sets import Member, labelled, merged_duplicates, project_index, run_set_rules
 from .suppress import covers, directive_document
 from .units.plan import (
     Declaration, Unit, chainsaw_folders, chart_of, declared_by_globs, folder_of, folders_with_ancestors, is_fixture,
@@ -128,6 +129,7 @@ def _lint(
     kustomizations, charts = (layout.kustomizations, layout.charts) if layout is not None else ([], {})
     plan = units_plan(files, kustomizations, consumed, charts, _declarations(results, names, scope, notices), steps)
     all_units = plan.units + ([Unit(STDIN, (STDIN,))] if STDIN in results else [])
+    all_units = split_alternatives(all_units, lambda key: [r.key for r in _objects(results.get(key))], notices)
     wanted = set(target_ids)
     work = UnitRun(names, wanted, settings_for, layout)
     relevant = work.relevant(all_units, Path(names.base), scope.render_cache)
@@ -140,6 +142,7 @@ def _lint(
         members = [m for key in unit.files for m in _members(results.get(key), names.display(key), key in wanted)]
         members.extend(work.rendered_members(unit))
         findings.extend(run_set_rules(unit, members, settings_for, work.place, elsewhere))
+    findings = merged_duplicates(findings)
     findings = _with_units(findings, names, relevant, work, target_results)
     consumed_shown = {names.display(key) for key in wanted if key in consumed}
     findings = _suppress(target_results, findings, settings_for, consumed_shown, work.unlinted)
@@ -193,6 +196,10 @@ def _without_fixtures(items: Sequence[Item], keys: list[str], chainsaw: frozense
     if len(kept) == len(keys):
         return list(items), keys
     return [items[index] for index in kept], [keys[index] for index in kept]
+
+
+def _objects(result: FileResult | None) -> Sequence[ObjectRecord]:
+    return result.objects if result is not None else ()
 
 
 def _members(result: FileResult | None, display: str, target: bool) -> list[Member]:

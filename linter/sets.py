@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence
 from ..policies.config import Settings
 from ..policies.model import ObjectKey, Violation, format_path, lighter
 from ..policies.registry import RULES
+from ..policies.rules import duplicate_object
 from ..policies.rule import SET, SetObject
 from .analyse import Finding, ObjectRecord, locate_in_record
 from .suppress import covers
@@ -159,3 +160,31 @@ def annotated(ignore: tuple[str, ...] | None | bool, code: str) -> str:
         return ""
     entry = covers(ignore, code, str(RULES[code].NAME))
     return "annotation fieldwarden.io/ignore" if entry is not None else ""
+
+
+def merged_duplicates(findings: Sequence[Finding]) -> list[Finding]:
+    """FW305 at one place found in several alternatives' units: one finding naming every other place.
+
+    (Each unit names the definitions it holds, so the messages differ; the rest of the engine
+    merges findings that say the same.)
+    """
+    out: list[Finding] = []
+    first: dict[tuple[object, ...], int] = {}
+    for finding in findings:
+        if finding.code != duplicate_object.CODE:
+            out.append(finding)
+            continue
+        key = (finding.file, finding.line, finding.column, finding.document, finding.raw_path)
+        index = first.get(key)
+        if index is None:
+            first[key] = len(out)
+            out.append(finding)
+            continue
+        known = out[index]
+        others = list(dict.fromkeys((*duplicate_object.others_in(known.message),
+                                     *duplicate_object.others_in(finding.message))))
+        out[index] = known._replace(
+            message=duplicate_object.message(others) if others else known.message,
+            units=tuple(dict.fromkeys((*known.units, *finding.units))),
+        )
+    return out

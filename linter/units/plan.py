@@ -55,6 +55,7 @@ class Unit(NamedTuple):
     renders: tuple[RenderJob, ...] = ()
     namespace: str = ""  # where its namespaced objects land when they name none ("" = default-namespace)
     force_namespace: bool = False  # also when they name one (Flux targetNamespace)
+    plain: bool = False  # a plain folder: nothing says it is one apply (see alternatives.py)
 
 
 class Declaration(NamedTuple):
@@ -261,7 +262,7 @@ def plan(
             step = step_of(path.rpartition("/")[2]) if folder in steps else ""
             by_folder.setdefault((folder, step), []).append(path)
     units.extend(
-        Unit(f"{folder} (step {step})" if step else folder, tuple(members))
+        Unit(f"{folder} (step {step})" if step else folder, tuple(members), plain=not step)
         for (folder, step), members in sorted(by_folder.items())
     )
     return Plan(units, frozenset(used))

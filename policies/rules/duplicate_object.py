@@ -7,6 +7,14 @@ kind, namespace and name — is defined more than once, naming the other places.
 namespace counts as `default-namespace` (configuration, `default` unless set),
 and cluster-scoped kinds ignore `metadata.namespace`.
 
+Only objects of one apply unit are compared. In a plain folder (nothing says it is one
+apply), two files that share at least two objects, making up at least half of the smaller
+file's, are alternatives a user applies one of (an install, a namespace install and an HA
+install side by side): each is linted in a unit of its own with the folder's other files, and
+a notice says so once per folder. The same object twice in one file, or one object in two
+otherwise different files, is still reported; list the folder under `units:` when its files
+are applied together.
+
 ## Why is this bad?
 Whichever file is applied last wins, so the cluster flips between the two on every
 deploy, and a GitOps tool reports the object out of sync for ever.
@@ -58,9 +66,18 @@ def check_set(
         key = objects[index].key
         if key is None or len(places[key]) < 2:
             continue
-        others = ", ".join(objects[i].origin for i in places[key] if i != index)
         yield index, Violation(
-            ("metadata", "name"),
-            f"defined more than once (also at {others})",
+            ("metadata", "name"), message([objects[i].origin for i in places[key] if i != index]),
             "keep a single definition of each object",
         )
+
+
+def message(others: Sequence[str]) -> str:
+    """What a definition says, naming the other places (`path:line`) in order."""
+    return f"defined more than once (also at {', '.join(others)})"
+
+
+def others_in(text: str) -> list[str]:
+    """The other places a message names (the inverse of `message`)."""
+    head = "defined more than once (also at "
+    return text[len(head):-1].split(", ") if text.startswith(head) and text.endswith(")") else []

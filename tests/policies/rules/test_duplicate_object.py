@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
-from tests.helpers import lint, write
+from tests.helpers import FIXTURES, git_repo, lint, write
 
 CM = """\
 apiVersion: v1
@@ -86,3 +87,65 @@ def test_kind_list_items_count(tmp_path: Path) -> None:
     )
     path = write(tmp_path, "list.yaml", text)
     assert [h[1] for h in lint(["--select", "FW305", "--no-context", str(path)]).hits()] == [6, 9]
+
+
+# -- folders of alternatives (issue 22) ------------------------------------------------------------
+
+VARIANTS = FIXTURES / "repos" / "install-variants"  # Argo CD's manifests/: install, namespace and core installs
+
+
+def variants_repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    shutil.copytree(VARIANTS, root)
+    return git_repo(root)
+
+
+def test_install_variants_are_alternatives_not_duplicates(tmp_path: Path) -> None:
+    root = variants_repo(tmp_path)
+    run = lint([], cwd=root)
+    assert run.code == 1
+    # only the ConfigMap that two otherwise different files of hack/ both define
+    assert [(f["file"], f["line"], f["code"]) for f in run.findings] == [
+        ("hack/monitoring.yaml", 9, "FW305"), ("hack/redis.yaml", 9, "FW305")]
+    notices = [line for line in run.stderr.splitlines() if "alternatives" in line]
+    assert notices == [
+        "fieldwarden: manifests: core-install.yaml, install.yaml, namespace-install.yaml define mostly the same "
+        "objects: linted as alternatives (one unit each, duplicates between them not reported); if they are "
+        "applied together, list the folder under `units:` in .fieldwarden.yaml",
+        "fieldwarden: manifests/ha: install.yaml, namespace-install.yaml define mostly the same objects: linted as "
+        "alternatives (one unit each, duplicates between them not reported); if they are applied together, list "
+        "the folder under `units:` in .fieldwarden.yaml",
+    ]
+
+
+def test_declared_folder_of_variants_is_one_apply(tmp_path: Path) -> None:
+    root = variants_repo(tmp_path)
+    write(root, ".fieldwarden.yaml", "units: [manifests/ha]\n")
+    run = lint(["--select", "FW305", "manifests/ha"], cwd=root)
+    # 5 objects both files define, each reported in both files; no notice
+    assert len(run.hits()) == 10 and {f["file"] for f in run.findings} == {
+        "manifests/ha/install.yaml", "manifests/ha/namespace-install.yaml"}
+    assert "manifests/ha:" not in run.stderr
+
+
+def test_the_same_object_twice_in_one_alternative_stays(tmp_path: Path) -> None:
+    root = variants_repo(tmp_path)
+    path = root / "manifests" / "core-install.yaml"
+    path.write_text(path.read_text() + "---\n" + config_map("argocd-cm"))
+    run = lint(["--select", "FW305", "manifests"], cwd=root)
+    assert run.code == 1
+    assert [(f["file"], f["line"]) for f in run.findings] == [
+        ("manifests/core-install.yaml", 20), ("manifests/core-install.yaml", 41)]
+    assert [f["message"] for f in run.findings] == [
+        "defined more than once (also at manifests/core-install.yaml:41)",
+        "defined more than once (also at manifests/core-install.yaml:20)",
+    ]
+
+
+def test_one_object_in_two_alternatives_and_a_third_file_is_one_finding_per_place(tmp_path: Path) -> None:
+    root = variants_repo(tmp_path)
+    write(root, "manifests/extra.yaml", config_map("argocd-cm"))
+    run = lint(["--select", "FW305", "manifests/extra.yaml"], cwd=root)
+    (message,) = [f["message"] for f in run.findings if f["file"] == "manifests/extra.yaml"]
+    for other in ("core-install.yaml:", "/install.yaml:", "namespace-install.yaml:"):
+        assert other in message

@@ -1,0 +1,43 @@
+"""Folders of alternatives (units/alternatives.py): which files are alternatives, and the units cut from them."""
+
+from __future__ import annotations
+
+from fieldwarden.linter.units.alternatives import alternative_pairs, choices, split_unit
+from fieldwarden.linter.units.plan import Unit
+from fieldwarden.policies.model import ObjectKey
+
+
+def cm(name: str) -> ObjectKey:
+    return ObjectKey("", "ConfigMap", "default", name)
+
+
+KEYS = {
+    "m/install.yaml": [cm("a"), cm("b"), cm("c"), cm("crd")],
+    "m/namespace-install.yaml": [cm("a"), cm("b"), cm("c")],
+    "m/core-install.yaml": [cm("a"), cm("crd")],
+    "m/extra.yaml": [cm("x"), cm("y"), cm("a")],  # one object shared with the installs: a duplicate
+    "m/single.yaml": [cm("b")],  # one object, shared: a duplicate
+}
+
+
+def test_files_sharing_half_of_the_smaller_files_objects_and_at_least_two_are_alternatives() -> None:
+    pairs = alternative_pairs(sorted(KEYS), lambda path: KEYS[path])
+    assert pairs == {
+        frozenset({"m/install.yaml", "m/namespace-install.yaml"}),
+        frozenset({"m/install.yaml", "m/core-install.yaml"}),
+    }
+
+
+def test_maximal_sets_without_two_alternatives() -> None:
+    apart = {frozenset({"a", "b"}), frozenset({"a", "c"})}
+    assert choices(["a", "b", "c"], apart) == [("a",), ("b", "c")]
+
+
+def test_a_plain_folder_is_cut_and_a_declared_one_is_not() -> None:
+    files = tuple(sorted(KEYS))
+    units, notice = split_unit(Unit("m", files, plain=True), lambda path: KEYS[path])
+    assert [u.name for u in units] == [
+        "m (alternative core-install.yaml, namespace-install.yaml)", "m (alternative install.yaml)"]
+    assert units[1].files == ("m/extra.yaml", "m/install.yaml", "m/single.yaml")
+    assert notice.startswith("m: core-install.yaml, install.yaml, namespace-install.yaml define mostly the same objects")
+    assert split_unit(Unit("m (units: m)", files), lambda path: KEYS[path]) == ([Unit("m (units: m)", files)], "")
