@@ -1,14 +1,14 @@
 """Helm charts as apply units: find them, render them with Helm's own engine, map fields to lines.
 
 `find_charts` lists a project's charts and the value sets each is rendered with: its
-values.yaml, then once more per `ci/*-values.yaml` (as chart-testing does), then once per
-values file the caller adds. `render_chart_sets` renders one chart with each of its value sets
-(`render_chart`: with one) through Helm's Go SDK (the optional `helm-python-sdk` package:
-`pip install 'fieldwarden[render]'`) and maps the fields of every rendered object to the
-template line that writes them; what
-`include` or `toYaml` splices in maps to the helper line or the values-file line that writes
-it. A field whose writer is not certain is left out of the table, so that rendered.locate()
-reports it at its nearest enclosing field that is, marked approximate.
+values.yaml alone, or, when it has `ci/*-values.yaml`, each of those over it instead (as
+chart-testing does), then once per values file the caller adds. `render_chart_sets` renders
+one chart with each of its value sets (`render_chart`: with one) through Helm's Go SDK (the
+optional `helm-python-sdk` package: `pip install 'fieldwarden[render]'`) and maps the fields of
+every rendered object to the template line that writes them; what `include` or `toYaml`
+splices in maps to the helper line or the values-file line that writes it. A field whose
+writer is not certain is left out of the table, so that rendered.locate() reports it at its
+nearest enclosing field that is, marked approximate.
 
 Rendering is offline and confined to the chart. Helm runs in a child process (helm_child.py,
 one for all the value sets of a chart), under time budgets per set, chart and run
@@ -67,8 +67,8 @@ def find_charts(root: Path, files: Iterable[str], extra_values: Sequence[str] = 
     A chart is a folder with a Chart.yaml ("." for the root). Charts under another chart's
     `charts/` are its subcharts, rendered with it; a library chart (`type: library`) renders
     nothing: neither is a chart of its own here. Each value set is a tuple of values files
-    applied over the chart's values.yaml, in order: `()` first, then one per
-    `ci/*-values.yaml` of the chart, then one per file of `extra_values`.
+    applied over the chart's values.yaml, in order: one per `ci/*-values.yaml` of the chart, or
+    `()` (values.yaml alone) when it has none, then one per file of `extra_values`.
     """
     names = sorted(set(files))
     folders = sorted({_folder(f) for f in names if f == "Chart.yaml" or f.endswith("/Chart.yaml")}, key=_depth)
@@ -79,8 +79,10 @@ def find_charts(root: Path, files: Iterable[str], extra_values: Sequence[str] = 
         if _chart_type(root / folder / "Chart.yaml") == "library":
             continue
         ci = "ci/" if folder == "." else folder + "/ci/"
-        sets: list[tuple[str, ...]] = [()]
-        sets.extend((f,) for f in names if f.startswith(ci) and "/" not in f[len(ci):] and f.endswith("-values.yaml"))
+        # chart-testing's rule (`ct lint`): each ci/*-values.yaml over values.yaml, instead of the
+        # bare defaults, which a chart may leave incomplete on purpose (a `required` value)
+        sets: list[tuple[str, ...]] = [(f,) for f in names if f.startswith(ci) and "/" not in f[len(ci):]
+                                       and f.endswith("-values.yaml")] or [()]
         sets.extend((f,) for f in extra_values)
         charts[folder] = sets
     return charts

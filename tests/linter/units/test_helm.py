@@ -151,7 +151,7 @@ def measure() -> tuple[list[Sample], list[Marker]]:
     for chart in CHARTS:
         chart_markers = markers(chart)
         used: set[Marker] = set()
-        for values in sets_of[chart]:
+        for values in dict.fromkeys([(), *sets_of[chart]]):  # the mapping is measured on the bare defaults too
             name = set_name(values)
             render = helm.render_chart(FIXTURES, chart, list(values))
             assert not render.problems, messages(render)
@@ -240,11 +240,26 @@ def test_a_chart_nobody_wrote_for_this() -> None:
 def test_charts_and_their_value_sets() -> None:
     found = helm.find_charts(FIXTURES, files_below(FIXTURES))
     assert found == {
-        "web": [(), ("web/ci/ha-values.yaml",), ("web/ci/recreate-values.yaml",)],
-        "platform": [(), ("platform/ci/small-values.yaml",)],
+        "web": [("web/ci/ha-values.yaml",), ("web/ci/recreate-values.yaml",)],
+        "platform": [("platform/ci/small-values.yaml",)],
         "legacy": [()],
-        "operator": [(), ("operator/ci/webhook-values.yaml",)],
-    }  # platform/charts/cache is a subchart, platform/charts/common a library
+        "operator": [("operator/ci/webhook-values.yaml",)],
+    }  # platform/charts/cache is a subchart, platform/charts/common a library; ci/ sets replace the defaults
+
+
+def test_ci_values_replace_the_bare_defaults_as_chart_testing_does() -> None:
+    """`ct lint`: a chart with ci/*-values.yaml is linted with each of them, not with values.yaml
+    alone, which sapcc's kube-fip-controller leaves without the `required` floating network."""
+    repo = Path(__file__).resolve().parents[2] / "fixtures" / "repos" / "helm-chart"
+    chart = "charts/kube-fip-controller"
+    sets = helm.find_charts(repo, files_below(repo))[chart]
+    assert sets == [(f"{chart}/ci/test-values.yaml",)]
+    render = helm.render_chart(repo, chart, list(sets[0]))
+    assert not render.problems, messages(render)
+    deployment = one(render, "Deployment")[1]
+    assert "--default-floating-network=floating-network" in deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    bare = helm.render_chart(repo, chart, [])  # what fieldwarden rendered before: Helm's own refusal
+    assert "defaultFloatingNetworkName missing" in messages(bare)
 
 
 def test_extra_values_files_add_sets_to_every_chart(tmp_path: Path) -> None:
@@ -257,7 +272,7 @@ def test_extra_values_files_add_sets_to_every_chart(tmp_path: Path) -> None:
     found = helm.find_charts(tmp_path, files_below(tmp_path), ["env/prod.yaml"])
     assert found == {
         ".": [(), ("env/prod.yaml",)],
-        "deploy/app": [(), ("deploy/app/ci/lint-values.yaml",), ("env/prod.yaml",)],
+        "deploy/app": [("deploy/app/ci/lint-values.yaml",), ("env/prod.yaml",)],
         "deploy/broken": [(), ("env/prod.yaml",)],  # rendering it will say what is wrong
     }
 
@@ -472,7 +487,7 @@ def test_values_and_charts_outside_the_project_are_not_read(tmp_path: Path) -> N
     write(project, {"demo/Chart.yaml": CHART, "demo/templates/cm.yaml": "kind: ConfigMap\ndata: {{ toYaml .Values | nindent 2 }}\n"})
     (project / "demo/ci").mkdir()
     os.symlink(outside / "kubeconfig", project / "demo/ci/evil-values.yaml")
-    assert helm.find_charts(project, files_below(project))["demo"][1] == ("demo/ci/evil-values.yaml",)
+    assert helm.find_charts(project, files_below(project))["demo"] == [("demo/ci/evil-values.yaml",)]
     for values in (["demo/ci/evil-values.yaml"], ["../outside/kubeconfig"]):
         render = helm.render_chart(project, "demo", values)
         assert [p.line for p in render.problems if p.file == values[0] and "outside the project" in p.message] == [1]
