@@ -1051,6 +1051,10 @@ class _Positions:
                         or selectors and (parent[-1:] == ("matchLabels",) and "selector" in parent
                                           or parent == ("spec", "selector") and obj.kind in _SELECTOR_KINDS)):
                     obj.positions[path] = (k.file, *k.place(*where, key))
+                    created = parent if () in obj.positions else ()  # (no source document: nothing known)
+                    while created and created not in obj.positions:  # a map the labels made (a selector):
+                        obj.positions[created] = (k.file, *k.place(*where[:2]))  # on the entry adding them
+                        created = created[:-1]
             if (isinstance(annotations, dict) and parent[-2:] == ("metadata", "annotations")
                     and key in annotations and str(annotations[key]) == str(value)):
                 obj.positions[path] = (k.file, *k.place("commonAnnotations", key))

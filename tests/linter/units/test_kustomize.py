@@ -28,7 +28,7 @@ import yaml
 from fieldwarden.linter.units import kustomize, tools
 from fieldwarden.linter.units.kustomize import find_kustomizations, render_kustomization
 from fieldwarden.linter.units.rendered import Render, RenderedObject, locate
-from tests.helpers import FIXTURES, write
+from tests.helpers import FIXTURES, git_repo, lint, write
 
 SHOP = FIXTURES / "kustomize" / "shop"
 TOOL = tools.find_kustomize()
@@ -532,3 +532,40 @@ def test_odd_kustomizations_give_problems_never_tracebacks(tmp_path: Path, text:
     if TOOL is not None:
         render = render_kustomization(tmp_path, "app", layout=layout)
         assert render.objects or render.problems
+
+
+# Bases that leave their selectors to the kustomization (kustomize's commonLabels and
+# `labels: [{includeSelectors: true}]` create spec.selector.matchLabels): a finding on such a
+# selector belongs to the entry that adds the labels, not (approximately) on the base's `spec:`.
+LABELLED_BASE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+spec:
+  template:
+    spec:
+      containers:
+      - name: {name}
+        image: shop/{name}:1
+"""
+
+
+@needs_kustomize
+@pytest.mark.parametrize(
+    ("labels", "line", "column"),
+    [
+        ("commonLabels:\n  app: shop\n", 4, 1),
+        ("labels:\n- includeSelectors: true\n  pairs:\n    app: shop\n", 5, 3),
+    ],
+)
+def test_a_selector_the_labels_create_is_placed_on_their_entry(tmp_path: Path, labels: str, line: int, column: int) -> None:
+    git_repo(tmp_path)
+    write(tmp_path, "app/kustomization.yaml", "resources:\n- api.yaml\n- worker.yaml\n" + labels)
+    for name in ("api", "worker"):
+        write(tmp_path, f"app/{name}.yaml", LABELLED_BASE.format(name=name))
+    run = lint(["--select", "FW105", "--format", "json", "."], cwd=tmp_path)
+    assert [(f["file"], f["line"], f["column"], f["field"], f["approximate"]) for f in run.findings] == [
+        ("app/kustomization.yaml", line, column, "spec.selector", False),  # (both overlaps, one place: one finding)
+    ]
+    assert run.findings[0]["message"].startswith("selector app=shop also selects the pods of Deployment/default/worker")
