@@ -741,6 +741,8 @@ class _ValueSources:
             problems.append(problem)
             self.broken = True
             return None
+        if isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:null":
+            return None  # an empty document (`---` and comments, as chart-testing's ci/default-values.yaml): Helm reads {}
         if node is not None and not isinstance(node, MappingNode):
             problems.append(RenderProblem(name, node.start_mark.line + 1, node.start_mark.column + 1,
                                           "values must be a mapping of keys to values"))

@@ -242,7 +242,7 @@ def test_charts_and_their_value_sets() -> None:
     assert found == {
         "web": [("web/ci/ha-values.yaml",), ("web/ci/recreate-values.yaml",)],
         "platform": [("platform/ci/small-values.yaml",)],
-        "legacy": [()],
+        "legacy": [("legacy/ci/default-values.yaml",)],  # chart-testing's way to keep the defaults
         "operator": [("operator/ci/webhook-values.yaml",)],
     }  # platform/charts/cache is a subchart, platform/charts/common a library; ci/ sets replace the defaults
 
@@ -260,6 +260,14 @@ def test_ci_values_replace_the_bare_defaults_as_chart_testing_does() -> None:
     assert "--default-floating-network=floating-network" in deployment["spec"]["template"]["spec"]["containers"][0]["args"]
     bare = helm.render_chart(repo, chart, [])  # what fieldwarden rendered before: Helm's own refusal
     assert "defaultFloatingNetworkName missing" in messages(bare)
+
+
+def test_an_empty_values_file_is_empty_values_as_for_helm() -> None:
+    """`---` and comments (ct's documented ci/default-values.yaml) is `{}` to Helm, not a refusal."""
+    assert (FIXTURES / "legacy/ci/default-values.yaml").read_text().startswith("---\n#")
+    empty = helm.render_chart(FIXTURES, "legacy", ["legacy/ci/default-values.yaml"])
+    assert not empty.problems, messages(empty)
+    assert [o.text for o in empty.objects] == [o.text for o in helm.render_chart(FIXTURES, "legacy", []).objects]
 
 
 def test_extra_values_files_add_sets_to_every_chart(tmp_path: Path) -> None:
