@@ -42,6 +42,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from . import helm_archive, helm_budget, helm_child, helm_schema, helm_seccomp, helmmap, inline_values
 from ..loader import load
+from .not_linted import NotLinted
 from .rendered import FieldPath, Place, Render, RenderedObject, RenderProblem
 from .plan import InlineValues
 
@@ -214,6 +215,7 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
     if not ready:
         return [render for render in results if render is not None]
     dependencies = layout.missing_dependencies(meta)
+    unbuilt = [p for p in dependencies if p.message.endswith(_NOT_BUILT)]
     if not _engine_installed():
         missing = RenderProblem(chart_yaml, 1, 1, (
             f"rendering Helm charts needs Helm's engine: pip install 'fieldwarden[{EXTRA}]' "
@@ -235,7 +237,24 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
         problems.extend(dependencies)
         problems.extend(copied)
         results[index] = _rendered(reply, inputs[index], layout, templates, sources, values, problems)
+        if unbuilt and "error" in reply and reply.get("stage") != "limit":
+            results[index] = _not_built(inputs[index], problems, unbuilt)
     return [render for render in results if render is not None]
+
+
+def _not_built(inputs: list[str], problems: list[RenderProblem], unbuilt: list[RenderProblem]) -> Render:
+    """A set that fails while dependencies are not built: the unit is not linted (FW007), not the chart's FW006.
+
+    Helm's error then names what the absent subchart would define (`no template "common.names.fullname"`),
+    which the repository need not fix: `helm dependency build` brings it. Other problems stay.
+    """
+    first = unbuilt[0]
+    names = ", ".join(p.message.split(" ", 2)[1] for p in unbuilt)
+    kept = [p for p in problems[:-1] if p not in unbuilt]  # the last one is Helm's error, a consequence
+    return Render([], inputs, kept, not_linted=NotLinted(
+        f"the chart's dependencies are not built ({names} not in charts/), and it does not render without them",
+        "run `helm dependency build` on the chart before linting (fieldwarden fetches no charts)",
+        first.file, first.line, first.column))
 
 
 def _label(value_set: ValueSet) -> str:
@@ -522,8 +541,7 @@ class _Layout:
             line = next((n for n, t in enumerate(text, 1) if re.match(rf"\s*-?\s*name:\s*['\"]?{re.escape(name)}['\"]?\s*(#.*)?$", t)), 1)
             source = f" from {dep['repository']}" if dep.get("repository") else ""
             found.append(RenderProblem(_join(self.chart, "Chart.yaml"), line, 1, (
-                f"dependency {name}{source} is missing from charts/ (run `helm dependency build`): "
-                "its objects are not linted")))
+                f"dependency {name}{source} is missing from charts/ (run `helm dependency build`): {_NOT_BUILT}")))
         return found + self.problems
 
     def write(self, copy: Path, problems: list[RenderProblem]) -> None:
@@ -545,6 +563,9 @@ class _Layout:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 made.add(folder)
             path.write_bytes(data)
+
+
+_NOT_BUILT = "its objects are not linted"
 
 
 def _is_archive(name: str) -> bool:

@@ -416,6 +416,51 @@ def test_missing_dependencies_are_said_and_the_rest_renders(tmp_path: Path) -> N
     assert len(render.objects) == 1
 
 
+# bitnami/charts bitnami/nginx: the `common` library chart is a dependency, fetched by `helm dependency
+# build`; its helpers name every object, so without it the chart does not render at all.
+BITNAMI_CHART = CHART + """dependencies:
+- name: common
+  repository: oci://registry-1.docker.io/bitnamicharts
+  tags:
+  - bitnami-common
+  version: 2.x.x
+"""
+BITNAMI_SERVICE = """apiVersion: v1
+kind: Service
+metadata:
+  name: {{ include "common.names.fullname" . }}
+spec:
+  ports:
+    - port: 80
+"""
+
+
+def test_a_chart_whose_dependencies_are_not_built_is_not_linted_not_failed(tmp_path: Path) -> None:
+    render = render_with(tmp_path, {"demo/Chart.yaml": BITNAMI_CHART, "demo/templates/svc.yaml": BITNAMI_SERVICE})
+    assert render.objects == [] and render.problems == []  # Helm's `no template "common.names.fullname"` is no FW006
+    assert render.not_linted is not None
+    assert (render.not_linted.file, render.not_linted.line) == ("demo/Chart.yaml", 5)  # `- name: common`
+    assert render.not_linted.message() == (
+        "not linted: the chart's dependencies are not built (common not in charts/), and it does not render without "
+        "them; run `helm dependency build` on the chart before linting (fieldwarden fetches no charts)")
+
+
+def test_a_template_error_with_dependencies_built_stays_render_failed(tmp_path: Path) -> None:
+    broken = BITNAMI_SERVICE.replace('include "common.names.fullname" .', 'required "name please" .Values.name')
+    render = render_with(tmp_path, {"demo/Chart.yaml": CHART, "demo/templates/svc.yaml": broken})
+    assert render.not_linted is None and places(render) == [("demo/templates/svc.yaml", 4, 11)]
+
+
+def test_a_chart_with_dependencies_not_built_fails_no_gate_for_them(tmp_path: Path) -> None:
+    from tests.helpers import git_repo, lint
+
+    repo = git_repo(tmp_path / "repo", {"charts/nginx/Chart.yaml": BITNAMI_CHART,
+                                        "charts/nginx/templates/svc.yaml": BITNAMI_SERVICE})
+    run = lint([], cwd=repo)
+    assert [(f["file"], f["line"], f["code"]) for f in run.findings] == [("charts/nginx/Chart.yaml", 5, "FW007")]
+    assert run.code == 1 and "helm dependency build" in run.findings[0]["message"]
+
+
 def archive(files: dict[str, str], extra: list[tarfile.TarInfo] = ()) -> bytes:  # type: ignore[assignment]
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
