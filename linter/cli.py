@@ -211,6 +211,7 @@ def _scope(args: Any, resolver: Resolver, root: Path | None) -> Scope:
         helm_values=tuple(_helm_values(entry) for entry in getattr(args, "helm_values", None) or ()),
         unit_globs=tuple(resolver.unit_globs()),
         git_root=os.fspath(git) if git is not None else "",
+        allow_network=bool(getattr(args, "allow_network", False)),
     )
 
 

@@ -53,6 +53,7 @@ class Scope(NamedTuple):
     unit_globs: tuple[tuple[str, str], ...] = ()  # (`units:` pattern, folder it is relative to)
     git_root: str = ""  # GitOps paths are relative to it ("" = the project root)
     render_cache: bool = True
+    allow_network: bool = False  # kustomize may fetch remote bases (`--allow-network`, the command line only)
 
 
 class Report(NamedTuple):
@@ -116,7 +117,7 @@ def _lint(
     if may_render(inside):
         from .units.renders import find
 
-        layout = find(Path(names.base), inside, _helm_values(scope, names))
+        layout = find(Path(names.base), inside, _helm_values(scope, names), network=scope.allow_network)
         consumed.update(layout.consumed)
         if layout.charts:
             consumed.update(f for f in inside if chart_of(f, layout.charts) is not None)

@@ -54,6 +54,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(("--helm-values",), "helm_values", APPEND,
            "render charts once more with these values: FILE (a file inside a chart: that chart; else every "
            "chart), or CHART=FILE; several files of one set separated by commas", metavar="[CHART=]FILE"),
+    Option(("--allow-network",), "allow_network", FLAG,
+           "let kustomize fetch remote resources and bases (github.com/...?ref=, https://...); without it they are "
+           "not fetched and a unit that needs them is not linted (FW007). Command line only, never from a configuration"),
     Option(("--fix",), "fix", FLAG,
            "remove exported live-object fields in place (stdin: print the fixed document; the report goes to stderr)"),
     Option(("--diff",), "diff", FLAG,

@@ -37,6 +37,7 @@ from typing import Any, Callable, ContextManager, Iterable, Iterator, NamedTuple
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..loader import decode, load
+from .not_linted import NotLinted
 from .rendered import FieldPath, Place, Render, RenderedObject, RenderProblem
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -71,7 +72,7 @@ class Kustomization:
     """One kustomization file, read: its data and the project paths it names."""
 
     __slots__ = ("folder", "file", "names", "component", "data", "node", "resources", "bases", "components",
-                 "plugins", "files", "missing", "dropped", "outside", "problems")
+                 "plugins", "files", "missing", "dropped", "remote", "outside", "problems")
 
     def __init__(self, folder: str, names: list[str]) -> None:
         self.folder = folder
@@ -87,6 +88,7 @@ class Kustomization:
         self.files: list[Ref] = []  # every other file it reads: patches, generator sources, crds, openapi, ...
         self.missing: list[Ref] = []  # named paths that do not exist (their appearance must change a cache key)
         self.dropped: list[tuple[str, int | None]] = []  # entries not handed to kustomize (remote, helmCharts)
+        self.remote: list[tuple[tuple[str, int | None], RenderProblem]] = []  # remote entries of `dropped`, each with its note
         self.outside = False  # names a path outside the project: never built
         self.problems: list[RenderProblem] = []
 
@@ -229,6 +231,7 @@ def _collect_references(files: _Files, k: Kustomization) -> None:
         k.dropped.append((field, where[1] if len(where) > 1 and isinstance(where[1], int) else None))
         k.problem(f"remote {field[:-1] if field.endswith('s') else field} `{entry}` is not fetched: "
                   "its objects are not in this unit", *where)
+        k.remote.append((k.dropped[-1], k.problems[-1]))
         return None
 
     def file(field: str, entry: Any, *where: str | int) -> None:
@@ -359,13 +362,16 @@ def find_kustomizations(root: Path, files: Iterable[str]) -> KustomizeLayout:
 
 def render_kustomization(root: Path, folder: str, tool: list[str] | None = None, *,
                          timeout: float = RENDER_TIMEOUT, layout: KustomizeLayout | None = None,
-                         slot: ContextManager[Any] | None = None) -> Render:
+                         slot: ContextManager[Any] | None = None, network: bool = False) -> Render:
     """Build the kustomization in `folder` (project-relative) with kustomize; objects with positions.
 
     `tool` is the command that builds a folder given last (`["kubectl", "kustomize"]`,
     `["kustomize", "build"]`); by default linter/units/tools.py finds one. `layout`, when given, spares
     reading the kustomizations again. `slot` is held while kustomize runs (renders.py bounds the
     child processes alive at once with it). Failures come back as problems, never as exceptions.
+    With `network` (`lint --allow-network`, never the linted tree's choice), remote resources and
+    bases are left in and kustomize fetches them; without it, a unit that does not build once they
+    are dropped is not linted (`Render.not_linted`), kustomize's follow-on error being no FW006.
     """
     joined = _join("", folder.replace(os.sep, "/"))
     if joined is None:
@@ -379,7 +385,8 @@ def render_kustomization(root: Path, folder: str, tool: list[str] | None = None,
         return Render([], [missing], [RenderProblem(missing, 1, 1, f"no kustomization in `{folder or '.'}`")])
     unit = [kustomizations[f] for f in order]
     inputs = sorted(_closure_files(kustomizations, order) | {m.path for k in unit for m in k.missing})
-    problems = [p for k in unit for p in k.problems]
+    notes = [] if network else [note for k in unit for _, note in k.remote]  # remote entries not fetched
+    problems = [p for k in unit for p in k.problems if not network or all(p is not n for _, n in k.remote)]
     top = unit[0]
     if top.component:
         problems.append(RenderProblem(top.file, *top.place("kind"),
@@ -396,7 +403,7 @@ def render_kustomization(root: Path, folder: str, tool: list[str] | None = None,
 
     with tempfile.TemporaryDirectory(prefix="fieldwarden-kustomize-") as scratch:
         build = Path(scratch) / "build"
-        refused = _mirror(root, build / _MIRROR, unit, inputs)
+        refused = _mirror(root, build / _MIRROR, unit, inputs, network)
         if refused is not None:
             problems.append(RenderProblem(refused[0], 1, 1, refused[1]))
             return Render([], inputs, problems)
@@ -406,16 +413,48 @@ def render_kustomization(root: Path, folder: str, tool: list[str] | None = None,
                    "buildMetadata": ["originAnnotations", "transformerAnnotations"]}
         (build / "kustomization.yaml").write_text(yaml.safe_dump(wrapper), encoding="utf-8")
         with slot if slot is not None else contextlib.nullcontext():
-            outcome = _run([*command, "--load-restrictor", "LoadRestrictionsRootOnly", "."], build, Path(scratch), timeout)
+            outcome = _run([*command, "--load-restrictor", "LoadRestrictionsRootOnly", "."], build, Path(scratch), timeout,
+                           network)
     code, output, messages = outcome
     prefixes = (str(build) + os.sep, os.path.realpath(build) + os.sep)
     messages = _project_paths(messages, prefixes)
     if code != 0:
-        problems.append(_failure(messages, unit, top))
-        return Render([], inputs, problems)
+        failure = _failure(messages, unit, top)
+        if notes and (failure.file, failure.line, failure.column) not in {
+                (k.file, m.line, m.column) for k in unit for m in k.missing}:  # not a file of the project that is missing
+            return _remote_not_linted(inputs, problems, notes)
+        fetched = [note for k in unit for _, note in k.remote if network and _entry(note) in failure.message]
+        if fetched:  # --allow-network, and kustomize could not fetch a remote entry: no fault of the tree's
+            return Render([], inputs, problems, not_linted=NotLinted(
+                f"kustomize could not fetch its remote entry `{_entry(fetched[0])}`",
+                "check this run's network access and the entry's URL and ref", *fetched[0][:3]))
+        problems.append(failure)
+        return Render([], inputs, [p for p in problems if all(p is not n for n in notes)])
+
     problems.extend(_warnings(messages, unit))
     renderer = _Positions(root, kustomizations, unit)
     return Render(renderer.objects(output, problems), inputs, problems)
+
+
+def _remote_not_linted(inputs: list[str], problems: list[RenderProblem], notes: list[RenderProblem]) -> Render:
+    """A unit that does not build without the remote entries it names: not linted (FW007), on the first.
+
+    kustomize's error is then about what the remote base would have brought (a patch or a merging
+    generator without its target): a consequence, and worded with pointers, so it is left out.
+    """
+    first = notes[0]
+    return Render([], inputs, [p for p in problems if all(p is not n for n in notes)], not_linted=NotLinted(
+        f"it does not build without its remote {'entries' if len(notes) > 1 else 'entry'} "
+        f"`{_entry(first)}`{f' (and {len(notes) - 1} more)' if len(notes) > 1 else ''}, "
+        "which fieldwarden does not fetch",
+        "lint with --allow-network to let kustomize fetch it, or vendor it into the repository",
+        first.file, first.line, first.column))
+
+
+def _entry(note: RenderProblem) -> str:
+    """The remote entry a note names (between backquotes)."""
+    found = re.search(r"`([^`]*)`", note.message)
+    return found.group(1) if found else "?"
 
 
 def _default_tool() -> list[str] | None:
@@ -424,12 +463,14 @@ def _default_tool() -> list[str] | None:
     return find_kustomize()
 
 
-def _mirror(root: Path, mirror: Path, unit: list[Kustomization], inputs: list[str]) -> tuple[str, str] | None:
-    """Copy the unit's input files under `mirror`; (file, reason) when one must not be read."""
+def _mirror(root: Path, mirror: Path, unit: list[Kustomization], inputs: list[str],
+            network: bool = False) -> tuple[str, str] | None:
+    """Copy the unit's input files under `mirror`; (file, reason) when one must not be read.
+    With `network`, remote entries stay in the copies (kustomize fetches them)."""
     import shutil
 
     real_root = os.path.realpath(root)
-    rewritten = {k.file: k for k in unit if k.dropped}
+    rewritten = {k.file: k for k in unit if _dropping(k, network)}
     made: set[str] = set()  # folders of the mirror created so far
     for path in inputs:
         source = root / path
@@ -445,17 +486,23 @@ def _mirror(root: Path, mirror: Path, unit: list[Kustomization], inputs: list[st
             made.add(folder)
         k = rewritten.get(path)
         if k is not None:
-            destination.write_text(_without_dropped(k), encoding="utf-8")
+            destination.write_text(_without_dropped(k, network), encoding="utf-8")
             continue
         shutil.copyfile(real, destination)
     return None
 
 
-def _without_dropped(k: Kustomization) -> str:
+def _dropping(k: Kustomization, network: bool) -> list[tuple[str, int | None]]:
+    """The entries left out of the kustomization's copy: remote ones only without `network`."""
+    fetched = {key for key, _ in k.remote} if network else set()
+    return [entry for entry in k.dropped if entry not in fetched]
+
+
+def _without_dropped(k: Kustomization, network: bool = False) -> str:
     import yaml
 
     data = dict(k.data)
-    for field, index in sorted(k.dropped, key=lambda d: (d[0], -1 if d[1] is None else d[1]), reverse=True):
+    for field, index in sorted(_dropping(k, network), key=lambda d: (d[0], -1 if d[1] is None else d[1]), reverse=True):
         if index is None:
             data.pop(field, None)
         elif isinstance(data.get(field), list):
@@ -463,8 +510,9 @@ def _without_dropped(k: Kustomization) -> str:
     return yaml.safe_dump(data, sort_keys=False)
 
 
-def _run(command: list[str], cwd: Path, scratch: Path, timeout: float) -> tuple[int, str, str]:
-    """Run a build: (exit code, stdout, stderr); -1 with a message when it could not finish."""
+def _run(command: list[str], cwd: Path, scratch: Path, timeout: float, network: bool = False) -> tuple[int, str, str]:
+    """Run a build: (exit code, stdout, stderr); -1 with a message when it could not finish.
+    Without `network`, a request meets a closed port; with it, the proxy settings of the run apply."""
     import subprocess
     import time
 
@@ -473,6 +521,11 @@ def _run(command: list[str], cwd: Path, scratch: Path, timeout: float) -> tuple[
            # Nothing is fetched: a request that slips through (an unseen remote form) meets a closed port.
            "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9", "NO_PROXY": "",
            "GIT_TERMINAL_PROMPT": "0"}
+    if network:  # `lint --allow-network`: kustomize (and the git it runs) reach the remote bases
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"):
+            env.pop(name, None)
+            if name in os.environ:
+                env[name] = os.environ[name]
     if "SYSTEMROOT" in os.environ:  # pragma: no cover - Windows
         env["SYSTEMROOT"] = os.environ["SYSTEMROOT"]
     out_path, err_path = scratch / "stdout", scratch / "stderr"
@@ -519,7 +572,7 @@ def _failure(messages: str, unit: list[Kustomization], top: Kustomization) -> Re
     else:
         lines = [line for line in messages.splitlines() if line.strip() and "Warning:" not in line]
         message = " ".join(line.strip() for line in lines) or "kustomize failed without a message"
-    message = re.sub(r"^(?:error|Error):\s*", "", message)
+    message = re.sub(r"^(?:error|Error):\s*", "", _steady(message))
     # The wrapper kustomization's layer: "accumulating resources: accumulation err='accumulating
     # resources from 'FOLDER': 'FOLDER' must resolve to a file': recursed accumulation of path 'FOLDER': "
     message = re.sub(r"^accumulating resources: accumulation err='accumulating resources from '[^']*': "
@@ -536,6 +589,13 @@ def _failure(messages: str, unit: list[Kustomization], top: Kustomization) -> Re
         at = message.rfind(k.file)
         if at >= 0 and (best is None or at > best[0]):
             best = (at, RenderProblem(k.file, 1, 1, "kustomize: " + message))
+    named = re.search(r'generator .*Name:"([^"]*)"', message)
+    if best is None and named:  # a generator merging into (or replacing) an object: its entry
+        for k in unit:
+            for field in ("configMapGenerator", "secretGenerator"):
+                for index, entry in _entries(k, field):
+                    if isinstance(entry, dict) and entry.get("name") == named.group(1):
+                        return RenderProblem(k.file, *k.place(field, index), "kustomize: " + message)
     if best is None and "plugin" in message:  # a refused plugin or function: the entry that asks for it
         plugin = next((ref for k in unit for ref in (*k.files, *k.plugins)
                        if ref.field in ("transformers", "generators", "validators")), None)
@@ -545,12 +605,27 @@ def _failure(messages: str, unit: list[Kustomization], top: Kustomization) -> Re
     return best[1] if best is not None else RenderProblem(top.file, 1, 1, "kustomize: " + message)
 
 
+_LOG_PREFIX = re.compile(r"\b[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w.-]+:\d+\] ")  # glog: E1127 08:00:01.123456   12345 run.go:72]
+_TIMESTAMP = re.compile(r"\b\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? ")  # Go's log: 2026/11/27 08:00:01
+_POINTER = re.compile(r"\b0x[0-9a-f]{6,}\b")  # `merging from generator &{0xc0001 0xc0002}`
+
+
+def _steady(message: str) -> str:
+    """kustomize's message worded the same every run: no log prefix, time, PID, pointer or temporary folder."""
+    import tempfile
+
+    message = _TIMESTAMP.sub("", _LOG_PREFIX.sub("", message))
+    message = _POINTER.sub("0x...", message)
+    temporary = re.escape(tempfile.gettempdir().rstrip(os.sep))
+    return re.sub(temporary + r"/[^\s'\":]*", "<temporary folder>", message)
+
+
 def _warnings(messages: str, unit: list[Kustomization]) -> list[RenderProblem]:
     found: list[RenderProblem] = []
     for line in messages.splitlines():
         if "Warning:" not in line:
             continue
-        text = "kustomize warns: " + line.split("Warning:", 1)[1].strip()
+        text = "kustomize warns: " + _steady(line.split("Warning:", 1)[1].strip())
         field = re.search(r"'(\w+)' is deprecated", line)
         owner = next((k for k in unit if field and field.group(1) in k.data), unit[0])
         line_no, column = owner.place(field.group(1)) if field else (1, 1)

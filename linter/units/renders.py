@@ -35,13 +35,15 @@ class Layout(NamedTuple):
     consumed: frozenset[str]  # files some kustomization reads (never linted alone)
     charts: dict[str, list[tuple[str, ...]]]  # chart folder -> value sets (() = its values.yaml)
     kustomize: Any = None  # kustomize.py's layout, handed back to it when rendering
+    network: bool = False  # `lint --allow-network`: kustomize fetches remote bases (such renders are never cached)
 
 
 EMPTY = Layout([], {}, frozenset(), {})
 
 
-def find(root: Path, files: Sequence[str], helm_values: Sequence[HelmValues] = ()) -> Layout:
-    """The kustomizations and charts among the project's files (project-relative POSIX paths)."""
+def find(root: Path, files: Sequence[str], helm_values: Sequence[HelmValues] = (), network: bool = False) -> Layout:
+    """The kustomizations and charts among the project's files (project-relative POSIX paths);
+    `network` (from the command line only) lets their renders fetch remote kustomize bases."""
     names = {path.rpartition("/")[2] for path in files}
     layout = EMPTY
     if names & set(KUSTOMIZATION_NAMES):
@@ -60,7 +62,7 @@ def find(root: Path, files: Sequence[str], helm_values: Sequence[HelmValues] = (
                 if chart in charts and extra.files not in charts[chart]:
                     charts[chart].append(extra.files)
         layout = layout._replace(charts=charts)
-    return layout
+    return layout._replace(network=network)
 
 
 def _ours(folder: str) -> str:
@@ -111,7 +113,7 @@ def render(
             skipped[job] = _missing(job.tool)
             continue
         watched = _watched(root, job)
-        cached = _cached(root, job, tool, watched) if cache else None
+        cached = _cached(root, job, tool, watched) if cache and not _fetches(job, layout) else None
         if cached is not None:
             renders[job] = cached
         else:
@@ -124,7 +126,7 @@ def render(
         before = [render_cache.snapshot(root, _known_inputs(job, layout, watched)) for job, _, watched in batch]
         rendered = _render_batch(root, jobs, layout, default_namespace, slots, started)
         for (job, tool, watched), render, inputs in zip(batch, rendered, before):
-            if cache and render.objects:
+            if cache and render.objects and not _fetches(job, layout):
                 render_cache.save(root, job, tool, watched, render, inputs)
             if made is not None:
                 made(job, render)
@@ -157,6 +159,11 @@ def _batches(pending: list[tuple[RenderJob, str, list[str]]]) -> list[list[tuple
     return sorted(groups.values(), key=len, reverse=True)
 
 
+def _fetches(job: RenderJob, layout: Layout) -> bool:
+    """Whether the job's render may read what no cache key covers: remote bases, with --allow-network."""
+    return layout.network and job.tool == KUSTOMIZE
+
+
 def _cached(root: Path, job: RenderJob, tool: str, watched: list[str]) -> Render | None:
     from . import render_cache
 
@@ -186,7 +193,8 @@ def _render_batch(root: Path, jobs: list[RenderJob], layout: Layout, default_nam
         if job.tool == KUSTOMIZE:
             from .kustomize import render_kustomization
 
-            return [render_kustomization(root, _theirs(job.folder), layout=layout.kustomize, slot=slots)]
+            return [render_kustomization(root, _theirs(job.folder), layout=layout.kustomize, slot=slots,
+                                         network=layout.network)]
         from .helm import RELEASE, ValueSet, render_chart_sets  # type: ignore[import-not-found, unused-ignore]
 
         sets = [ValueSet(tuple(each.values), each.namespace or default_namespace(each.folder), each.release or RELEASE,

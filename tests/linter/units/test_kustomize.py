@@ -569,3 +569,72 @@ def test_a_selector_the_labels_create_is_placed_on_their_entry(tmp_path: Path, l
         ("app/kustomization.yaml", line, column, "spec.selector", False),  # (both overlaps, one place: one finding)
     ]
     assert run.findings[0]["message"].startswith("selector app=shop also selects the pods of Deployment/default/worker")
+
+
+# -- what is not the repository's fault (issue 22 item 3) -------------------------------------
+
+AUTOPILOT = FIXTURES / "repos" / "autopilot-bootstrap"  # argoproj-labs/argocd-autopilot's bootstrap shape
+
+
+@needs_kustomize
+def test_a_unit_that_does_not_build_without_its_remote_base_is_not_linted() -> None:
+    render = render_kustomization(AUTOPILOT, "bootstrap/argo-cd")
+    assert render.objects == [] and render.problems == []  # the merge without target is no FW006
+    assert render.not_linted is not None
+    entry = place("bootstrap/argo-cd/kustomization.yaml", "- github.com/", AUTOPILOT)
+    assert (render.not_linted.file, render.not_linted.line, render.not_linted.column) == (entry[0], entry[1], 3)  # the entry itself
+    assert render.not_linted.message() == (
+        "not linted: it does not build without its remote entry "
+        "`github.com/argoproj-labs/argocd-autopilot/manifests/base?ref=v0.4.17`, which fieldwarden does not fetch; "
+        "lint with --allow-network to let kustomize fetch it, or vendor it into the repository")
+
+
+@needs_kustomize
+def test_a_missing_file_beside_a_remote_base_stays_render_failed_on_its_entry(tmp_path: Path) -> None:
+    write(tmp_path, "app/kustomization.yaml", "resources:\n- https://example.com/install.yaml\n- service.yaml\n")
+    render = render_kustomization(tmp_path, "app")
+    assert render.not_linted is None
+    assert [(p.file, p.line, p.column) for p in render.problems] == [("app/kustomization.yaml", 3, 3)]
+    assert "service.yaml" in render.problems[0].message
+
+
+@needs_kustomize
+def test_the_repositorys_own_merge_error_is_on_its_generator_entry_and_worded_the_same_every_run(tmp_path: Path) -> None:
+    write(tmp_path, "app/kustomization.yaml", "resources: [cm.yaml]\nconfigMapGenerator:\n- name: other\n"
+                                              "  behavior: merge\n  literals: [b=2]\n")
+    write(tmp_path, "app/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\n")
+    first, second = (render_kustomization(tmp_path, "app", layout=None) for _ in range(2))
+    assert [(p.file, p.line, p.column) for p in first.problems] == [("app/kustomization.yaml", 3, 3)]
+    assert first.problems == second.problems and "0x..." in first.problems[0].message  # Go pointers, steadied
+
+
+def test_kustomizes_log_prefixes_times_pids_and_temporary_folders_are_left_out() -> None:
+    import tempfile
+
+    temporary = tempfile.gettempdir()
+    said = (f"E1127 08:00:01.123456   12345 run.go:72] Error: 2026/11/27 08:00:01 merging from generator "
+            f"&{{0xc000a1b2c0 0xc000d4e5f6}}: in {temporary}/kustomize-3982734/manifests/base: not found")
+    assert kustomize._steady(said) == ("Error: merging from generator &{0x... 0x...}: in <temporary folder>: not found")
+
+
+@needs_kustomize
+def test_allow_network_lets_kustomize_fetch_the_remote_base(tmp_path: Path) -> None:
+    """A remote base from a local git repository (file://): fetched with --allow-network alone."""
+    import subprocess
+
+    upstream = tmp_path / "upstream"
+    write(upstream, "base/kustomization.yaml", "resources: [cm.yaml]\n")
+    write(upstream, "base/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\ndata:\n  a: '1'\n")
+    for command in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"],
+                    ["tag", "v1"]):
+        subprocess.run(["git", *command], cwd=upstream, check=True, capture_output=True)
+    repo = git_repo(tmp_path / "repo", {"app/kustomization.yaml": (
+        "configMapGenerator:\n- behavior: merge\n  literals: [b=2]\n  name: argocd-cm\n"
+        f"resources:\n- file://{upstream}//base?ref=v1\n")})
+    offline = lint([], cwd=repo)
+    assert offline.code == 1 and [(f["line"], f["code"]) for f in offline.findings] == [(6, "FW007")]
+    fetched = render_kustomization(repo, "app", network=True)
+    assert fetched.not_linted is None and fetched.problems == []
+    assert yaml.safe_load(fetched.objects[0].text)["data"] == {"a": "1", "b": "2"}
+    online = lint(["--allow-network"], cwd=repo)
+    assert (online.code, online.findings) == (0, [])
