@@ -4,8 +4,13 @@
 Reports the error kustomize or Helm gives when it builds an apply unit (a kustomization no
 other one includes, a chart with one of its value sets), on the line to fix: the
 kustomization entry naming a missing or duplicate resource, the template line that fails.
-The unit's objects are then not linted. (When no renderer is installed, the unit is skipped
-with a notice instead: `pip install 'fieldwarden[render]'`.) It also reports what fieldwarden's
+The unit's objects are then not linted. FW006 is for what the repository must fix (a file its
+kustomization names that does not exist, a path out of the project, a template error), worded the
+same every run (kustomize's log prefix, times, PIDs and temporary folders left out). What is not
+the repository's fault is FW007 (unit-not-linted) instead: no renderer installed, a unit that does
+not build without a remote base fieldwarden did not fetch (`--allow-network` lets kustomize fetch
+it), a chart that does not render while its dependencies are not built (`helm dependency build`).
+An empty values file (`---` and comments) is `{}`, as for Helm. It also reports what fieldwarden's
 limits on an untrusted chart leave out: a values.schema.json not provably self-contained (the
 chart renders without it), a subchart archive too large to unpack, a value set cut by a Helm
 time budget (named, on the chart's Chart.yaml).
