@@ -164,7 +164,8 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def test_the_corpus_is_complete() -> None:
-    assert NAMES == ["argocd-apps", "examples-folder", "flux-fleet", "helm-chart", "kustomize-app", "operator"]
+    assert NAMES == ["argocd-apps", "autopilot-bootstrap", "examples-folder", "flux-fleet", "helm-chart", "kustomize-app",
+                     "operator"]
     for name in NAMES:
         assert markers(REPOS / name, with_fixtures=False) or name in FIXTURE_FILES, name
 
