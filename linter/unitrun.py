@@ -9,6 +9,7 @@ file being linted.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol, Sequence
 
@@ -32,6 +33,8 @@ NOT_LINTED = "FW007"
 
 class Names(Protocol):
     """Project-relative keys of files and the names findings show (engine._Names)."""
+
+    base: str  # the project root (absolute)
 
     def display(self, key: str) -> str: ...
 
@@ -106,8 +109,9 @@ class UnitRun:
     def _report(self, made: dict[RenderJob, Render], skipped: dict[RenderJob, NotLinted], units: Sequence[Unit]) -> None:
         """FW007 for units not linted, FW006 or notices for renders that failed or warned; their files judge no suppressions."""
         named = {job: unit.name for unit in units for job in unit.renders}
+        sources = {job: unit.source for unit in units for job in unit.renders if unit.source}
         for job, why in skipped.items():  # no renderer: FW007 on the unit's defining file
-            self._not_linted(job, NotLinted(why.reason, why.hint, self._defining_file(job)), named)
+            self._not_linted(job, NotLinted(why.reason, why.hint, self._defining_file(job, sources)), named)
             self.unlinted.update(self.names.display(key) for key in self._reads(job))
         for job, done in made.items():
             if done.not_linted is not None:
@@ -118,14 +122,19 @@ class UnitRun:
                 shown = self.names.display(problem.file)
                 message = problem.message if problem.message.startswith(f"{job.tool}:") else f"{job.tool}: {problem.message}"
                 settings = self.settings_for(shown)
-                if failed and problem.file in self.wanted and settings.enabled(RENDER_FAILED):
+                # the unit does not render: FW006 where the problem is, whichever run finds it (a changed file's
+                # unit reports it too); a problem in no file of the project (a values file that is not there) is FW007
+                if failed and (problem.file in self.wanted or self._in_project(problem.file)) and settings.enabled(RENDER_FAILED):
                     self.failures.append(Finding(
                         shown, problem.line, problem.column, RENDER_FAILED, settings.severity[RENDER_FAILED], "", "",
                         message, "", units=(named.get(job, job.folder),),
                     ))
                     continue
-                tail = f" ({named.get(job, job.folder)} not linted)" if failed else ""
-                self.notices.append(f"{shown}:{problem.line}:{problem.column}: {message}{tail}")
+                if failed:  # in a file not being linted (a values file that is not there, say): the unit was not
+                    self._not_linted(job, NotLinted(f"it does not render ({shown}:{problem.line}:{problem.column}: {message})",
+                                                    "fix what it names; the unit is linted once it renders", self._defining_file(job, sources)), named)
+                    continue
+                self.notices.append(f"{shown}:{problem.line}:{problem.column}: {message}")
             if failed:
                 self.unlinted.update(self.names.display(key) for key in (*done.inputs, *self._reads(job)))
         self.notices[:] = list(dict.fromkeys(self.notices))
@@ -141,8 +150,14 @@ class UnitRun:
                 units=(unit,),
             ))
 
-    def _defining_file(self, job: RenderJob) -> str:
-        """The file that makes the job a unit: its Chart.yaml, or its kustomization file."""
+    def _in_project(self, key: str) -> bool:
+        """Whether the project holds the file (a render's problem can be reported there)."""
+        return not key.startswith("/") and os.path.isfile(os.path.join(self.names.base, key))
+
+    def _defining_file(self, job: RenderJob, sources: dict[RenderJob, str]) -> str:
+        """The file that makes the job a unit: the GitOps object's that declares it, its Chart.yaml, or its kustomization file."""
+        if job in sources:
+            return sources[job]
         if job.tool == HELM:
             return defining_file(job.folder, CHART_FILE)
         for key in sorted(self.layout.consumed_by.get(job.folder, ())) if self.layout is not None else ():

@@ -87,7 +87,8 @@ def declarations(objects: Iterable[Mapping[str, Any]], prefix: str = "",
             folder = _folder(spec.get("path", "./"), prefix)
             if folder is not None:
                 namespace = _text(spec.get("targetNamespace"))
-                found.append(Declaration(folder, True, namespace, bool(namespace), (), f"Flux Kustomization {who}"))
+                found.append(Declaration(folder, True, namespace, bool(namespace), (), f"Flux Kustomization {who}",
+                                         source=_source(place)))
         elif group == FLUX_HELM_GROUP and kind == "HelmRelease":
             chart = _get(spec, "chart", "spec")
             # only a GitRepository or Bucket holds chart folders; a HelmRepository's or an OCI
@@ -101,7 +102,7 @@ def declarations(objects: Iterable[Mapping[str, Any]], prefix: str = "",
                     release = _text(spec.get("releaseName")) or flux_release_name(target, _text(_get(obj, "metadata", "name")))
                     inline = _inline(place, ("spec", "values")) if isinstance(spec.get("values"), dict) else None
                     found.append(Declaration(folder, False, namespace, False, values, f"Flux HelmRelease {who}", release,
-                                             inline))
+                                             inline, _source(place)))
     return found
 
 
@@ -117,6 +118,11 @@ def _inline(place: tuple[str, int, tuple[str | int, ...]] | None, path: tuple[st
         return None
     file, document, prefix = place
     return file, document, (*prefix, *path)
+
+
+def _source(place: tuple[str, int, tuple[str | int, ...]] | None) -> str:
+    """The file the GitOps object is written in ("" when unknown: stdin)."""
+    return place[0] if place is not None else ""
 
 
 _FOLDER_SOURCES = ("GitRepository", "Bucket")
@@ -153,7 +159,7 @@ def _argo(spec: Mapping[str, Any], who: str, name: str, prefix: str,
         values = _files(_get(source, "helm", "valueFiles"), prefix, folder)
         release = _text(_get(source, "helm", "releaseName")) or name
         found.append(Declaration(folder, recurse, namespace, False, values, f"Argo CD Application {who}", release,
-                                 _argo_inline(source, at, place)))
+                                 _argo_inline(source, at, place), _source(place)))
     return found
 
 

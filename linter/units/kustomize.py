@@ -404,9 +404,10 @@ def render_kustomization(root: Path, folder: str, tool: list[str] | None = None,
     with tempfile.TemporaryDirectory(prefix="fieldwarden-kustomize-") as scratch:
         build = Path(scratch) / "build"
         refused = _mirror(root, build / _MIRROR, unit, inputs, network)
-        if refused is not None:
-            problems.append(RenderProblem(refused[0], 1, 1, refused[1]))
-            return Render([], inputs, problems)
+        if refused is not None:  # not the kustomization's error: the unit is not linted (FW007)
+            return Render([], inputs, problems, not_linted=NotLinted(
+                f"`{refused[0]}` {refused[1]}", "make it a file of the project (or lint from a folder that holds its target)",
+                top.file))
         import yaml
 
         wrapper = {"resources": [posixpath.join(_MIRROR, folder) if folder else _MIRROR],
@@ -478,7 +479,7 @@ def _mirror(root: Path, mirror: Path, unit: list[Kustomization], inputs: list[st
             continue  # a missing input: kustomize says so
         real = os.path.realpath(source)
         if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
-            return path, "a link to a file outside the project: the kustomization is not built"
+            return path, "is a link to a file outside the project, which fieldwarden does not read"
         destination = mirror / path
         folder = posixpath.dirname(path)
         if folder not in made:

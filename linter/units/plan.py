@@ -55,6 +55,7 @@ class Unit(NamedTuple):
     renders: tuple[RenderJob, ...] = ()
     namespace: str = ""  # where its namespaced objects land when they name none ("" = default-namespace)
     force_namespace: bool = False  # also when they name one (Flux targetNamespace)
+    source: str = ""  # the file of the GitOps object that declares it ("" = its own kustomization or chart)
     plain: bool = False  # a plain folder: nothing says it is one apply (see alternatives.py)
 
 
@@ -69,6 +70,7 @@ class Declaration(NamedTuple):
     by: str = ""  # who says so, for the unit's name
     release: str = ""  # the Helm release name it renders a chart with ("" = Helm's default)
     inline: InlineValues | None = None  # values the GitOps object writes inline, when the folder is a chart
+    source: str = ""  # the project-relative file of the GitOps object that says so ("" = the configuration)
 
 
 class Plan(NamedTuple):
@@ -247,6 +249,7 @@ def plan(
         unit = _declared_unit(declaration, plain, roots, charts)
         if unit is None:
             continue
+        unit = unit._replace(source=declaration.source)
         units.append(unit)
         claimed_files.update(unit.files)
         claimed_roots.update(job.folder for job in unit.renders if job.tool == KUSTOMIZE)

@@ -7,6 +7,7 @@ so the tests below run the linter as it runs where the `[render]` extra is not i
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import shutil
@@ -18,10 +19,11 @@ from pathlib import Path
 import pytest
 
 from fieldwarden.cli import main
-from fieldwarden.linter.units import renders
+from fieldwarden.linter.units import renders, tools
 from tests.helpers import FIXTURES, lint
 
 CHART_REPO = FIXTURES / "repos" / "helm-chart"
+ARGO_REPO = FIXTURES / "repos" / "argocd-apps"
 
 
 @pytest.fixture
@@ -33,8 +35,9 @@ def no_helm(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def chart_repo(tmp_path: Path) -> Path:
+    """The ledger chart of tests/fixtures/repos/helm-chart (a chart-testing repository) alone."""
     repo = tmp_path / "repo"
-    shutil.copytree(CHART_REPO, repo)
+    shutil.copytree(CHART_REPO / "charts" / "ledger", repo / "charts" / "ledger")
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     return repo
 
@@ -60,8 +63,9 @@ def test_a_chart_without_helms_engine_is_one_fw007_on_its_chart_yaml(no_helm: No
     assert [(f["file"], f["line"], f["severity"]) for f in hits] == [("charts/ledger/Chart.yaml", 1, "error")]
     assert hits[0]["message"] == ("not linted: Helm's engine is not installed; "
                                   "pip install 'fieldwarden[render]' (helm-python-sdk)")
-    assert hits[0]["units"] == ["charts/ledger (helm)", "charts/ledger (helm, ci/ha-values.yaml)",
-                                "charts/ledger (helm, ci/recreate-values.yaml)"]
+    # one finding for the chart, naming each of its value sets (units) that was not linted
+    assert "charts/ledger (helm, ci/ha-values.yaml)" in hits[0]["units"]
+    assert all(unit.startswith("charts/ledger (helm") for unit in hits[0]["units"])
 
 
 def test_quiet_text_and_sarif_say_it_too(no_helm: None, chart_repo: Path) -> None:
@@ -89,3 +93,66 @@ def test_its_severity_is_configurable(no_helm: None, chart_repo: Path) -> None:
     assert [(f["code"], f["severity"]) for f in run.findings] == [("FW007", "info")]
     run = lint(["--ignore", "FW007"], cwd=chart_repo)
     assert run.code == 0 and run.findings == []
+
+
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  strategy: {type: RollingUpdate}
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+"""
+
+
+@pytest.mark.skipif(tools.find_kustomize() is None, reason="needs kustomize (kubectl) on PATH")
+def test_an_overlay_whose_generator_names_a_link_out_of_the_project(tmp_path: Path) -> None:
+    """configMapGenerator `envs: [app.env]`, app.env a link to a file outside the repository."""
+    (tmp_path / "shared.env").write_text("LOG_LEVEL=debug\n")
+    repo = tmp_path / "repo"
+    overlay = repo / "overlay"
+    overlay.mkdir(parents=True)
+    (overlay / "kustomization.yaml").write_text(
+        "resources:\n- deployment.yaml\nconfigMapGenerator:\n- name: settings\n  envs:\n  - app.env\n")
+    (overlay / "deployment.yaml").write_text(DEPLOYMENT)
+    (overlay / "app.env").symlink_to(tmp_path / "shared.env")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    run = lint([], cwd=repo)
+    assert run.code == 1
+    assert [(f["file"], f["line"], f["code"]) for f in run.findings] == [("overlay/kustomization.yaml", 1, "FW007")]
+    assert run.findings[0]["message"] == (
+        "not linted: `overlay/app.env` is a link to a file outside the project, which fieldwarden does not read; "
+        "make it a file of the project (or lint from a folder that holds its target)")
+    assert run.findings[0]["units"] == ["overlay (kustomize)"]
+    code, out, err = _text(["lint", "-q"], repo)
+    assert code == 1 and "overlay/kustomization.yaml:1:1: FW007 error:" in out and err == ""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("helm_python") is None, reason="needs Helm's engine")
+def test_an_argo_cd_application_whose_values_file_cannot_be_read(tmp_path: Path) -> None:
+    """tests/fixtures/repos/argocd-apps' status-page Application, with a values file that is not there."""
+    repo = tmp_path / "repo"
+    shutil.copytree(ARGO_REPO / "charts" / "status-page", repo / "charts" / "status-page")
+    application = (ARGO_REPO / "apps" / "status-page.yaml").read_text()
+    assert "- values-production.yaml\n" in application
+    (repo / "apps").mkdir()
+    (repo / "apps" / "status-page.yaml").write_text(
+        application.replace("- values-production.yaml\n", "- values-production.yaml\n        - values-eu.yaml\n"))
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    run = lint([], cwd=repo)
+    assert run.code == 1
+    hits = [f for f in run.findings if f["code"] == "FW007"]
+    assert [(f["file"], f["line"]) for f in hits] == [("apps/status-page.yaml", 1)]
+    assert hits[0]["message"] == (
+        "not linted: it does not render (charts/status-page/values-eu.yaml:1:1: helm: cannot read values file: "
+        "No such file or directory); fix what it names; the unit is linted once it renders")
+    assert hits[0]["units"] == ["charts/status-page (Argo CD Application argocd/status-page, namespace status)"]
+    assert "not linted" not in run.stderr

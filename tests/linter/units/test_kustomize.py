@@ -356,11 +356,14 @@ def test_nothing_outside_the_project_is_read(tmp_path: Path) -> None:
     write(project, "up/kustomization.yaml", "configMapGenerator: [{name: c, envs: [../../secret/data.env]}]\n")
     write(project, "link/kustomization.yaml", "configMapGenerator: [{name: c, envs: [data.env]}]\n")
     (project / "link/data.env").symlink_to(tmp_path / "secret/data.env")
-    for folder, line in (("up", 1), ("link", 1)):
-        render = render_kustomization(project, folder)
-        assert render.objects == []
-        assert all("hunter2" not in p.message for p in render.problems)
-        assert [p.line for p in render.problems] == [line] and "outside the project" in render.problems[0].message
+    render = render_kustomization(project, "up")  # the entry names a path out of the project: FW006 on it
+    assert render.objects == [] and render.not_linted is None
+    assert all("hunter2" not in p.message for p in render.problems)
+    assert [p.line for p in render.problems] == [1] and "outside the project" in render.problems[0].message
+    render = render_kustomization(project, "link")  # a link out of the project: not read, the unit not linted (FW007)
+    assert render.objects == [] and render.problems == []
+    assert render.not_linted is not None and render.not_linted[2:] == ("link/kustomization.yaml", 1, 1)
+    assert render.not_linted.reason == "`link/data.env` is a link to a file outside the project, which fieldwarden does not read"
 
 
 @needs_kustomize

@@ -347,14 +347,19 @@ def test_a_flux_kustomization_naming_a_kustomization_gives_it_the_target_namespa
     assert finding["unit"] == "overlays/prod (Flux Kustomization flux-system/apps, namespace team)"
 
 
-def test_a_missing_renderer_skips_the_unit_with_a_notice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_renderer_makes_each_kustomization_an_fw007(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(renders, "_TOOLS", {})
     monkeypatch.setattr(tools, "find_kustomize", lambda env=None: None)
     root = git_repo(tmp_path, dict(KUSTOMIZE_TREE))
     run = lint([], cwd=root)
-    assert (run.code, run.findings) == (0, [])
-    assert "2 units not linted" in run.stderr and "pip install 'fieldwarden[render]'" in run.stderr
-    assert "Traceback" not in run.stderr
+    assert run.code == 1
+    assert [(f["file"], f["line"], f["code"], f["units"]) for f in run.findings] == [
+        ("overlays/dev/kustomization.yaml", 1, "FW007", ["overlays/dev (kustomize)"]),
+        ("overlays/prod/kustomization.yaml", 1, "FW007", ["overlays/prod (kustomize)"]),
+    ]
+    assert run.findings[0]["message"] == ("not linted: kustomize is not installed; pip install 'fieldwarden[render]' "
+                                          "(kubectl), or put kubectl or kustomize on PATH")
+    assert "not linted" not in run.stderr and "Traceback" not in run.stderr
 
 
 # -- output ---------------------------------------------------------------------------------------
@@ -441,12 +446,13 @@ def test_helm_values_add_a_value_set(tmp_path: Path) -> None:
 
 
 @needs_helm
-def test_a_missing_helm_engine_skips_charts_with_a_notice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_helm_engine_makes_the_chart_an_fw007(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(renders, "_TOOLS", {"helm": None})
     root = git_repo(tmp_path, dict(CHART))
     run = lint([], cwd=root)
-    assert (run.code, run.findings) == (0, [])
-    assert "2 units not linted" in run.stderr and "pip install 'fieldwarden[render]'" in run.stderr
+    assert run.code == 1
+    assert [(f["file"], f["line"], f["code"]) for f in run.findings] == [("charts/web/Chart.yaml", 1, "FW007")]
+    assert "pip install 'fieldwarden[render]'" in run.findings[0]["message"] and "not linted" not in run.stderr
 
 
 @needs_helm
