@@ -23,7 +23,7 @@ from .sets import Member, labelled, merged_duplicates, project_index, run_set_ru
 from .suppress import covers, directive_document
 from .units.plan import (
     Declaration, Unit, chainsaw_folders, chart_of, declared_by_globs, folder_of, folders_with_ancestors, is_fixture,
-    may_render, step_folders,
+    kustomization_folder_files, may_render, step_folders,
 )
 from .units.plan import plan as units_plan
 from .unitrun import UnitRun
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 STDIN = "<stdin>"  # stdin without --stdin-filename: a unit of its own
 PARALLEL_MIN_BYTES = 1_500_000  # below this, starting worker processes costs more than it saves
+from .units.testruns import read as read_tests
 CHUNK_BYTES = 256_000  # a worker's task: small enough to balance the load and stream results back
 CACHE_MIN_BYTES = 16_000  # a smaller context is parsed faster than the cache is read and checked
 
@@ -104,12 +105,13 @@ def _lint(
     if not scope.include_fixtures:
         chainsaw = chainsaw_folders([*target_ids, *context_ids])
         given = len(targets)
-        targets, target_ids = _without_fixtures(targets, target_ids, chainsaw)
-        context, context_ids = _without_fixtures(context, context_ids, chainsaw)
+        targets, target_ids = _without_fixtures(targets, target_ids, chainsaw, tests.fixtures)
+        context, context_ids = _without_fixtures(context, context_ids, chainsaw, tests.fixtures)
         left_out = given - len(targets)
         if left_out:
+    tests = read_tests(Path(names.base), [k for k in (*target_ids, *context_ids) if k != STDIN and not k.startswith("/")])
             notices.append(f"left out {left_out} test fixture file{'s' if left_out != 1 else ''} (testdata/ folders, "
-                           "kuttl and chainsaw assert/error files); --include-fixtures lints them")
+                           "kuttl and chainsaw assert/error files, files kyverno CLI tests name); --include-fixtures lints them")
     files = [key for key in (*target_ids, *context_ids) if key != STDIN]
     inside = [key for key in files if not key.startswith("/")]  # outside the project: plain folders only
     layout: Layout | None = None
@@ -126,9 +128,11 @@ def _lint(
     )
     context_results = _load_context(context, settings_for, root, keep=[s.display for s in targets])
     results = dict(zip(target_ids, target_results))
+        consumed.update(kustomization_folder_files(inside))  # a folder with a kustomization is applied through it
     results.update(zip(context_ids, context_results))
     kustomizations, charts = (layout.kustomizations, layout.charts) if layout is not None else ([], {})
-    plan = units_plan(files, kustomizations, consumed, charts, _declarations(results, names, scope, notices), steps)
+    plan = units_plan(files, kustomizations, consumed, charts, _declarations(results, names, scope, notices), steps,
+                      tests.alone)
     all_units = plan.units + ([Unit(STDIN, (STDIN,))] if STDIN in results else [])
     all_units = split_alternatives(all_units, lambda key: [r.key for r in _objects(results.get(key))], notices)
     wanted = set(target_ids)
@@ -191,9 +195,10 @@ class _Names:
 Item = TypeVar("Item")
 
 
-def _without_fixtures(items: Sequence[Item], keys: list[str], chainsaw: frozenset[str]) -> tuple[list[Item], list[str]]:
+def _without_fixtures(items: Sequence[Item], keys: list[str], chainsaw: frozenset[str],
+                      named: frozenset[str]) -> tuple[list[Item], list[str]]:
     """The items (and their keys) that are no test fixtures (units.is_fixture)."""
-    kept = [index for index, key in enumerate(keys) if not is_fixture(key, chainsaw)]
+    kept = [index for index, key in enumerate(keys) if not is_fixture(key, chainsaw, named)]
     if len(kept) == len(keys):
         return list(items), keys
     return [items[index] for index in kept], [keys[index] for index in kept]
@@ -222,7 +227,7 @@ def _declarations(results: dict[str, FileResult], names: _Names, scope: Scope, n
     declaring = [(key, r) for key, result in results.items() for r in result.objects
                  if may_declare(r.projection.get("apiVersion"))]
     if declaring:
-        from .units.gitops import declarations, values_from
+        from .units.gitops import declarations, not_read, values_from
 
         prefix = ""
         if scope.git_root:
@@ -313,6 +318,12 @@ def _analyse_loaded(loaded: Loaded, full: bool) -> list[FileResult]:
     """Analyse files in order; large inputs are spread over a pool of worker processes."""
     total = sum(len(item[2]) for item in loaded if item[2])
     workers = _cpus()
+        foreign = not_read([r.projection for _, r in declaring], [None if k.startswith("/") else k for k, _ in declaring],
+                           prefix)
+        if foreign:
+            notices.append(f"not read as units: {len(foreign)} Flux Kustomization{'s' if len(foreign) != 1 else ''} of "
+                           f"another repository ({'; '.join(f'{who}: {why}' for who, why in foreign[:3])}"
+                           f"{'; ...' if len(foreign) > 3 else ''})")
     if workers < 2 or total < PARALLEL_MIN_BYTES or len(loaded) < 4:
         return _analyse_chunk(loaded, full)
     import multiprocessing

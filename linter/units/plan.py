@@ -99,6 +99,18 @@ def may_render(files: Iterable[str]) -> bool:
     return any(path.rpartition("/")[2] in names for path in files)
 
 
+def kustomization_folder_files(files: Iterable[str]) -> frozenset[str]:
+    """The files of folders that hold a kustomization: such a folder is applied through it.
+
+    `kubectl apply -k`, Flux and Argo CD build the kustomization, never the folder's files one by
+    one: a file it does not name (kubebuilder's commented-out `manager_webhook_patch.yaml`, a
+    spare patch) is no manifest of its own, only read by the renders that name it.
+    """
+    listed = list(files)
+    folders = {folder_of(f) for f in listed if f.rpartition("/")[2] in KUSTOMIZATION_NAMES}
+    return frozenset(f for f in listed if folder_of(f) in folders)
+
+
 def chart_of(path: str, charts: Iterable[str]) -> str | None:
     """The chart folder a file lies in (the innermost), or None."""
     best = None
@@ -119,15 +131,21 @@ def chainsaw_folders(files: Iterable[str]) -> frozenset[str]:
     return frozenset(folder_of(f) for f in files if f.rpartition("/")[2] in CHAINSAW_TEST_FILES)
 
 
-def is_fixture(path: str, chainsaw: frozenset[str]) -> bool:
-    """A test fixture by convention: below a `testdata/` folder (Go), or a kuttl/chainsaw check.
+FIXTURE_FOLDERS = frozenset({"testdata", "_testdata"})  # folders the Go tool never reads as a package
 
-    Checks are `NN-assert.yaml` / `NN-errors.yaml` step files, and in a chainsaw test folder
-    any file whose name has the word `assert` or `error` (`assert.yaml`, `deploy-assert.yaml`):
-    they describe what a cluster should (not) hold, partially, and are never applied.
+
+def is_fixture(path: str, chainsaw: frozenset[str], named: frozenset[str] = frozenset()) -> bool:
+    """A test fixture: one a test manifest names as such (`named`, see testruns.py), or one by convention.
+
+    By convention: below a `testdata/` or `_testdata/` folder (Go's), or a kuttl/chainsaw check:
+    `NN-assert.yaml` / `NN-errors.yaml` step files, and in a chainsaw test folder any file whose
+    name has the word `assert` or `error` (`assert.yaml`, `deploy-assert.yaml`): they describe
+    what a cluster should (not) hold, partially, and are never applied.
     """
+    if path in named:
+        return True
     folder, _, name = path.rpartition("/")
-    if "testdata" in folder.split("/"):
+    if not FIXTURE_FOLDERS.isdisjoint(folder.split("/")):
         return True
     words = _words(name)
     if len(words) > 1 and step_of(name) and words[1] in ("assert", "error", "errors"):
@@ -219,6 +237,7 @@ def plan(
     charts: Mapping[str, Sequence[tuple[str, ...]]],
     declarations: Iterable[Declaration] = (),
     steps: frozenset[str] = frozenset(),
+    alone: Mapping[str, str] = {},
 ) -> Plan:
     """The units of a project.
 
@@ -227,7 +246,9 @@ def plan(
     `charts`: each chart's folder and its value sets (each a tuple of values files; `()` is
     the chart's own values.yaml); `declarations`: folders named by GitOps objects and globs;
     `steps`: test folders whose step files (`00-install.yaml`, `01-resize.yaml`) are applied step
-    by step: each step is a unit of its own (see `step_folders`).
+    by step: each step is a unit of its own (see `step_folders`); `alone`: files a test applies
+    operation by operation (chainsaw's `apply`, see testruns.py), each with the operation: the
+    files of one operation are a unit of their own.
     """
     roots = set(kustomizations)
     chart_folders = sorted(charts)
@@ -263,10 +284,10 @@ def plan(
         if path not in claimed_files:
             folder = folder_of(path)
             step = step_of(path.rpartition("/")[2]) if folder in steps else ""
-            by_folder.setdefault((folder, step), []).append(path)
+            by_folder.setdefault((folder, alone.get(path) or (f"step {step}" if step else "")), []).append(path)
     units.extend(
-        Unit(f"{folder} (step {step})" if step else folder, tuple(members), plain=not step)
-        for (folder, step), members in sorted(by_folder.items())
+        Unit(f"{folder} ({label})" if label else folder, tuple(members), plain=not label)
+        for (folder, label), members in sorted(by_folder.items())
     )
     return Plan(units, frozenset(used))
 

@@ -226,10 +226,13 @@ def test_fixtures_are_left_out_with_a_notice_unless_asked(tmp_path: Path) -> Non
     })
     run = lint([], cwd=root)
     assert (run.code, run.findings) == (0, [])
-    assert "left out 3 test fixture files" in run.stderr and "--include-fixtures" in run.stderr
+    # the chainsaw test file itself is chainsaw's object, not the cluster's: a fixture too
+    assert "left out 4 test fixture files" in run.stderr and "--include-fixtures" in run.stderr
     codes = {(f["file"], f["code"]) for f in lint(["--include-fixtures"], cwd=root).findings}
-    assert {("pkg/render/testdata/broken.yaml", "FW101"), ("e2e/scale/deploy-assert.yaml", "FW305"),
-            ("e2e/scale/deploy-assert.yaml", "FW306"), ("e2e/kuttl/01-assert.yaml", "FW306")} <= codes
+    assert {("pkg/render/testdata/broken.yaml", "FW101"), ("e2e/scale/deploy-assert.yaml", "FW306"),
+            ("e2e/kuttl/01-assert.yaml", "FW306")} <= codes
+    # chainsaw applies no folder: deploy.yaml (named by no step) is a unit of its own, no duplicate of the check
+    assert ("e2e/scale/deploy-assert.yaml", "FW305") not in codes
     alone = lint(["e2e/scale/deploy-assert.yaml"], cwd=root)  # pre-commit passes one: left out too
     assert (alone.code, alone.findings) == (0, []) and "left out 1 test fixture file " in alone.stderr
 
@@ -242,6 +245,11 @@ def test_fixture_conventions() -> None:
     assert not is_fixture("e2e/scale/deploy.yaml", chainsaw)
     assert not is_fixture("apps/assert.yaml", chainsaw)  # outside a chainsaw test: an ordinary name
     assert not is_fixture("apps/error-pages.yaml", chainsaw) and not is_fixture("testdata.yaml", chainsaw)
+    # kyverno's cmd/cli/kubectl-kyverno/_testdata/ (the Go tool skips `_` folders too)
+    assert is_fixture("cmd/cli/kubectl-kyverno/_testdata/resources/with-duplicate.yaml", chainsaw)
+    assert not is_fixture("apps/_data/x.yaml", chainsaw)
+    # named by a test manifest (testruns.py), whatever its name
+    assert is_fixture("e2e/scale/ns-ready.yaml", chainsaw, frozenset({"e2e/scale/ns-ready.yaml"}))
 
 
 # -- the plan itself -------------------------------------------------------------------------------
