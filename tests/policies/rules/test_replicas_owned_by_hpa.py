@@ -43,8 +43,8 @@ def test_hpa_in_another_file_is_loaded_as_context(tmp_path: Path) -> None:
     finding = run.findings[0]
     assert finding["field"] == "spec.replicas"
     assert "HorizontalPodAutoscaler/default/web-hpa (hpa.yaml:4)" in finding["message"]
-    # Linting only the HPA reports nothing: the finding belongs to the Deployment.
-    assert lint(["--select", "FW301", "hpa.yaml"], cwd=root).hits() == []
+    # Linting only the HPA reports the finding it causes, on the Deployment's line (issue 22, item 8).
+    assert lint(["--select", "FW301", "hpa.yaml"], cwd=root).hits() == [("deploy.yaml", 6, 3, "FW301")]
 
 
 def test_without_context_the_other_file_is_not_seen(tmp_path: Path) -> None:
