@@ -99,6 +99,10 @@ def build_parser(arguments: Sequence[str]) -> tuple[argparse.ArgumentParser, Any
         help="text: rendered for the terminal (plain when piped or with NO_COLOR); markdown: the raw page",
     )
     commands.add_parser("schema", help="print the configuration's JSON Schema")
+    units = commands.add_parser("units", help="list the apply units lint would make, what each renders, what is not read")
+    units.add_argument("paths", nargs="*", metavar="PATHS", help="files or folders (default: the current folder)")
+    units.add_argument("--format", choices=["text", "json"], default="text")
+    units.add_argument("--config", metavar="FILE", help="one configuration for every file (as lint's)")
     webhook_commands = {
         "serve": "run the admission webhook (HTTPS, gunicorn)",
         "controller": "run the readiness-gate controller (leader-elected)",

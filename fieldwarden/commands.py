@@ -1,4 +1,4 @@
-"""The informational subcommands: `rules`, `explain`, `schema`."""
+"""The informational subcommands: `rules`, `explain`, `schema`, `units`."""
 
 from __future__ import annotations
 
@@ -55,3 +55,10 @@ def schema(args: argparse.Namespace) -> int:
 
     sys.stdout.write(schema_json())
     return 0
+
+
+def units(args: argparse.Namespace) -> int:
+    """List the apply units of the paths: planning only, nothing rendered (linter/list_units.py)."""
+    from .linter.list_units import run
+
+    return run(args)

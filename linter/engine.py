@@ -62,6 +62,7 @@ class Scope(NamedTuple):
     git_root: str = ""  # GitOps paths are relative to it ("" = the project root)
     render_cache: bool = True
     allow_network: bool = False  # kustomize may fetch remote bases (`--allow-network`, the command line only)
+    plan_only: bool = False  # stop once the units are known: nothing rendered, no rule run (`fieldwarden units`)
 
 
 class Report(NamedTuple):
@@ -71,6 +72,8 @@ class Report(NamedTuple):
     notices: list[str]
     files: int
     units: UnitRun | None = None  # the units linted, their renders and places (for the live checks)
+    planned: list[Unit] | None = None  # with Scope.plan_only: every unit of the project, and `layout` its renders
+    layout: Layout | None = None
 
 
 def lint(
@@ -143,6 +146,8 @@ def _lint(
                       tests.alone)
     all_units = plan.units + ([Unit(STDIN, (STDIN,))] if STDIN in results else [])
     all_units = split_alternatives(all_units, lambda key: [r.key for r in _objects(results.get(key))], notices)
+    if scope.plan_only:
+        return Report([], notices, len(target_results), planned=all_units, layout=layout)
     wanted = set(target_ids)
     work = UnitRun(names, wanted, settings_for, layout)
     relevant = work.relevant(all_units, Path(names.base), scope.render_cache)

@@ -56,6 +56,7 @@ class Unit(NamedTuple):
     namespace: str = ""  # where its namespaced objects land when they name none ("" = default-namespace)
     force_namespace: bool = False  # also when they name one (Flux targetNamespace)
     source: str = ""  # the file of the GitOps object that declares it ("" = its own kustomization or chart)
+    by: str = ""  # who declares it (`Argo CD Application argocd/web`, `units: clusters/*`; "" = nobody)
     plain: bool = False  # a plain folder: nothing says it is one apply (see alternatives.py)
 
 
@@ -270,7 +271,7 @@ def plan(
         unit = _declared_unit(declaration, plain, roots, charts)
         if unit is None:
             continue
-        unit = unit._replace(source=declaration.source)
+        unit = unit._replace(source=declaration.source, by=declaration.by)
         units.append(unit)
         claimed_files.update(unit.files)
         claimed_roots.update(job.folder for job in unit.renders if job.tool == KUSTOMIZE)
