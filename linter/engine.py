@@ -33,6 +33,7 @@ from .units.plan import (
     kustomization_folder_files, may_render, step_folders,
 )
 from .units.plan import plan as units_plan
+from .units.testruns import read as read_tests
 from .unitrun import UnitRun
 
 if TYPE_CHECKING:
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 
 STDIN = "<stdin>"  # stdin without --stdin-filename: a unit of its own
 PARALLEL_MIN_BYTES = 1_500_000  # below this, starting worker processes costs more than it saves
-from .units.testruns import read as read_tests
 CHUNK_BYTES = 256_000  # a worker's task: small enough to balance the load and stream results back
 CACHE_MIN_BYTES = 16_000  # a smaller context is parsed faster than the cache is read and checked
 
@@ -112,6 +112,7 @@ def _lint(
     context_ids = [names.add(str(path)) for path in context]
     notices: list[str] = []
     steps = step_folders([*target_ids, *context_ids])
+    tests = read_tests(Path(names.base), [k for k in (*target_ids, *context_ids) if k != STDIN and not k.startswith("/")])
     if not scope.include_fixtures:
         chainsaw = chainsaw_folders([*target_ids, *context_ids])
         given = len(targets)
@@ -119,7 +120,6 @@ def _lint(
         context, context_ids = _without_fixtures(context, context_ids, chainsaw, tests.fixtures)
         left_out = given - len(targets)
         if left_out:
-    tests = read_tests(Path(names.base), [k for k in (*target_ids, *context_ids) if k != STDIN and not k.startswith("/")])
             notices.append(f"left out {left_out} test fixture file{'s' if left_out != 1 else ''} (testdata/ folders, "
                            "kuttl and chainsaw assert/error files, files kyverno CLI tests name); --include-fixtures lints them")
     files = [key for key in (*target_ids, *context_ids) if key != STDIN]
@@ -131,6 +131,7 @@ def _lint(
 
         layout = find(Path(names.base), inside, _helm_values(scope, names), network=scope.allow_network)
         consumed.update(layout.consumed)
+        consumed.update(kustomization_folder_files(inside))  # a folder with a kustomization is applied through it
         if layout.charts:
             consumed.update(f for f in inside if chart_of(f, layout.charts) is not None)
     targets, target_ids = _without_stray_helpers(targets, target_ids, consumed, notices)
@@ -139,7 +140,6 @@ def _lint(
     )
     context_results = _load_context(context, settings_for, root, keep=[s.display for s in targets])
     results = dict(zip(target_ids, target_results))
-        consumed.update(kustomization_folder_files(inside))  # a folder with a kustomization is applied through it
     results.update(zip(context_ids, context_results))
     kustomizations, charts = (layout.kustomizations, layout.charts) if layout is not None else ([], {})
     plan = units_plan(files, kustomizations, consumed, charts, _declarations(results, names, scope, notices), steps,
@@ -323,6 +323,12 @@ def _declarations(results: dict[str, FileResult], names: _Names, scope: Scope, n
         found.extend(declarations([r.projection for _, r in declaring], prefix,
                                   [None if key == STDIN or key.startswith("/") else (key, r.document, r.prefix)
                                    for key, r in declaring]))
+        foreign = not_read([r.projection for _, r in declaring], [None if k.startswith("/") else k for k, _ in declaring],
+                           prefix)
+        if foreign:
+            notices.append(f"not read as units: {len(foreign)} Flux Kustomization{'s' if len(foreign) != 1 else ''} of "
+                           f"another repository ({'; '.join(f'{who}: {why}' for who, why in foreign[:3])}"
+                           f"{'; ...' if len(foreign) > 3 else ''})")
         unread = values_from([r.projection for _, r in declaring])
         if unread:
             notices.append(f"valuesFrom is not read (its ConfigMaps and Secrets are the cluster's): {len(unread)} "
@@ -405,12 +411,6 @@ def _analyse_loaded(loaded: Loaded, full: bool) -> list[FileResult]:
     """Analyse files in order; large inputs are spread over a pool of worker processes."""
     total = sum(len(item[2]) for item in loaded if item[2])
     workers = _cpus()
-        foreign = not_read([r.projection for _, r in declaring], [None if k.startswith("/") else k for k, _ in declaring],
-                           prefix)
-        if foreign:
-            notices.append(f"not read as units: {len(foreign)} Flux Kustomization{'s' if len(foreign) != 1 else ''} of "
-                           f"another repository ({'; '.join(f'{who}: {why}' for who, why in foreign[:3])}"
-                           f"{'; ...' if len(foreign) > 3 else ''})")
     if workers < 2 or total < PARALLEL_MIN_BYTES or len(loaded) < 4:
         return _analyse_chunk(loaded, full)
     import multiprocessing
