@@ -86,12 +86,28 @@ def chainsaw_operations(documents: Iterable[Any], folder: str,
     return found
 
 
-def classify(operations: Iterable[Operation], files: Iterable[str], folder: str | None = None) -> TestFiles:
+class Listing(NamedTuple):
+    """The project's files, looked up by path and by folder (built once for all tests)."""
+
+    paths: tuple[str, ...]  # sorted
+    present: frozenset[str]
+    by_folder: dict[str, list[str]]
+
+
+def listing(files: Iterable[str]) -> Listing:
+    paths = tuple(sorted(set(files)))
+    by_folder: dict[str, list[str]] = {}
+    for path in paths:
+        by_folder.setdefault(path.rpartition("/")[0] or ".", []).append(path)
+    return Listing(paths, frozenset(paths), by_folder)
+
+
+def classify(operations: Iterable[Operation], files: Iterable[str] | Listing, folder: str | None = None) -> TestFiles:
     """Fixtures (only checked, patched or deleted) and applied files (each operation a unit) among `files`.
 
     `folder`: the test's folder; its files that no operation names are units of their own too.
     """
-    listed = sorted(set(files))
+    listed = files if isinstance(files, Listing) else listing(files)
     applied: dict[str, str] = {}
     checked: set[str] = set()
     for operation, pattern in operations:
@@ -103,10 +119,8 @@ def classify(operations: Iterable[Operation], files: Iterable[str], folder: str 
         elif operation in CHECKS:
             checked.update(matched)
     if folder is not None:
-        for path in listed:
-            folder_name = path.rpartition("/")
-            if (path not in applied and path not in checked and (folder_name[0] or ".") == folder
-                    and folder_name[2] not in CHAINSAW_TEST_FILES):
+        for path in listed.by_folder.get(folder, ()):
+            if path not in applied and path not in checked and path.rpartition("/")[2] not in CHAINSAW_TEST_FILES:
                 applied[path] = f"chainsaw {posixpath.basename(path)}"
     return TestFiles(frozenset(checked - set(applied)), applied)
 
@@ -141,15 +155,23 @@ def read(root: Path, files: Sequence[str]) -> TestFiles:
     if not has_manifests(files):
         return NOTHING
     parts = []
+    listed = listing(files)
+    templates: dict[str, list[Any]] = {}  # a step template is read once however many tests use it
+
+    def template(used: str) -> list[Any]:
+        if used not in templates:
+            templates[used] = _documents(root, used)
+        return templates[used]
+
     for path in files:
         folder, _, name = path.rpartition("/")
         folder = folder or "."
         if name in CHAINSAW_TEST_FILES:
-            operations = chainsaw_operations(_documents(root, path), folder, lambda used: _documents(root, used))
-            parts.append(classify(operations, files, folder))
+            operations = chainsaw_operations(_documents(root, path), folder, template)
+            parts.append(classify(operations, listed, folder))
             parts.append(TestFiles(frozenset({path}), {}))  # the test itself: chainsaw's object, never applied
         elif name in KYVERNO_TEST_FILES:
-            parts.append(TestFiles(kyverno_test_files(_documents(root, path), folder, files) | {path}, {}))
+            parts.append(TestFiles(kyverno_test_files(_documents(root, path), folder, listed.present) | {path}, {}))
     return merge(parts)
 
 
@@ -206,10 +228,10 @@ def _bindings(entries: Any) -> dict[str, str]:
             if isinstance(entry, dict) and isinstance(entry.get("name"), str) and isinstance(entry.get("value"), str)}
 
 
-def _matching(pattern: str, listed: Sequence[str]) -> list[str]:
+def _matching(pattern: str, listed: Listing) -> list[str]:
     if not any(char in pattern for char in "*?["):
-        return [pattern] if pattern in listed else []
-    return [path for path in listed if fnmatchcase(path, pattern)]
+        return [pattern] if pattern in listed.present else []
+    return [path for path in listed.paths if fnmatchcase(path, pattern)]
 
 
 def _strings(data: Any) -> Iterator[str]:
