@@ -5,7 +5,7 @@ each unit, never across units: clusters/dev and clusters/prod may both define `w
 A project's units, from its file list (project-relative POSIX paths):
 
 - each kustomization no other kustomization includes, rendered (linter/units/kustomize.py);
-- each Helm chart, once per value set (its values.yaml, each ci/*-values.yaml, --helm-values);
+- each Helm chart, once per value set (each ci/*-values.yaml over its values.yaml, else values.yaml alone; --helm-values);
 - folders that Argo CD Applications, Flux Kustomizations and HelmReleases of the project
   name (see gitops.py), with the namespace they deploy to; Flux reads a plain folder
   recursively, Argo CD only with `directory.recurse`;
