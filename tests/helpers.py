@@ -121,3 +121,28 @@ spec:
   minReplicas: {min_replicas}
   maxReplicas: 5
 """
+
+
+# A chart template whose strategy type comes from a helper in _helpers.tpl (CHART_HELPERS) and whose
+# rollingUpdate from the values: change the helper to Recreate and the chart has an FW202.
+CHART_HELPERS = '{{- define "web.strategyType" -}}\nRollingUpdate\n{{- end -}}\n'
+CHART_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  strategy:
+    type: {{ include "web.strategyType" . }}
+    {{- with .Values.strategy.rollingUpdate }}
+    rollingUpdate:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers: [{name: web, image: nginx}]
+"""

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from fieldwarden.linter.units import tools
-from tests.helpers import FIXTURES, git_repo, hpa_for, lint, scaled_deployment, write
+from tests.helpers import CHART_DEPLOYMENT, CHART_HELPERS, FIXTURES, git_repo, hpa_for, lint, scaled_deployment, write
 
 needs_kustomize = pytest.mark.skipif(tools.find_kustomize() is None, reason="no kustomize: pip install 'fieldwarden[render]'")
 needs_helm = pytest.mark.skipif(importlib.util.find_spec("helm_python") is None,
@@ -75,27 +75,8 @@ def test_a_ci_values_file_alone_reports_what_it_does_to_the_defaults(tmp_path: P
 CHART = {
     "charts/web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 0.1.0\n",
     "charts/web/values.yaml": "strategy:\n  rollingUpdate:\n    maxSurge: 1\n",
-    "charts/web/templates/_helpers.tpl": '{{- define "web.strategyType" -}}\nRollingUpdate\n{{- end -}}\n',
-    "charts/web/templates/deployment.yaml": """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  strategy:
-    type: {{ include "web.strategyType" . }}
-    {{- with .Values.strategy.rollingUpdate }}
-    rollingUpdate:
-      {{- toYaml . | nindent 6 }}
-    {{- end }}
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers: [{name: web, image: nginx}]
-""",
+    "charts/web/templates/_helpers.tpl": CHART_HELPERS,
+    "charts/web/templates/deployment.yaml": CHART_DEPLOYMENT,
     "tools/greeting.tpl": "Hello {{ .Name }}\nnot: yaml: at all\n",  # some other tool's template
 }
 

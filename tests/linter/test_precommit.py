@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import lint, write
+from tests.helpers import CHART_DEPLOYMENT, CHART_HELPERS as HELPERS, lint, write
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -316,27 +316,6 @@ def test_a_commit_changing_only_an_overlay_patch_fails_on_the_base_line(
     assert "All checks passed" not in output and "Traceback" not in output
 
 
-HELPERS = '{{- define "web.strategyType" -}}\nRollingUpdate\n{{- end -}}\n'
-CHART_DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  strategy:
-    type: {{ include "web.strategyType" . }}
-    {{- with .Values.strategy.rollingUpdate }}
-    rollingUpdate:
-      {{- toYaml . | nindent 6 }}
-    {{- end }}
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers: [{name: web, image: nginx}]
-"""
 
 
 def test_the_hook_passes_a_changed_chart_helper(tmp_path: Path, hook_repo: Path, env: dict[str, str]) -> None:
