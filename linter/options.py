@@ -50,7 +50,8 @@ OPTIONS: tuple[Option, ...] = (
            "print the configuration file(s) and resolved settings that apply to FILE, and exit", metavar="FILE"),
     Option(("--no-context",), "no_context", FLAG, "do not load the project's other manifests for cross-file rules"),
     Option(("--include-fixtures",), "include_fixtures", FLAG,
-           "lint test fixtures too (files below testdata/ folders, kuttl and chainsaw assert/error files)"),
+           "lint test fixtures too (files below testdata/ and _testdata/ folders, kuttl and chainsaw "
+           "assert/error files and what a chainsaw-test.yaml only asserts, the files a kyverno-test.yaml names)"),
     Option(("--helm-values",), "helm_values", APPEND,
            "render charts once more with these values: FILE (a file inside a chart: that chart; else every "
            "chart), or CHART=FILE; several files of one set separated by commas", metavar="[CHART=]FILE"),
