@@ -5,8 +5,9 @@ the context cache is (cache.py): marshal behind a keyed MAC, so a cache this use
 fieldwarden did not write is never believed. An entry holds the render and what it was made
 from: the digest of every input file (or that it was absent), and for a chart the listing of
 its folder (a new template is an input no render has read yet). A lookup hashes those files
-again: one changed byte, a file appearing or going, or another renderer makes it a miss, so
-an entry is never stale. What renders a unit is part of the key: the job (folder, values
+again: one changed byte, a file appearing or going, a link re-pointed (each file's key holds
+where it resolves to: the renderers refuse links out of the project or chart, and a cached
+render must not outlive that), or another renderer makes it a miss, so an entry is never stale. What renders a unit is part of the key: the job (folder, values
 files, namespace, release name, inline values), the tool (its path, size and time), fieldwarden's version and
 the renderer's modules (for Helm, helm.SOURCES: the engine's driver and the line mapping).
 
@@ -26,7 +27,7 @@ from ..cache import CACHE_DIR, digest, read_authentic, write_authentic
 from .rendered import Render, RenderedObject, RenderProblem
 from .plan import RenderJob
 
-FORMAT = 2
+FORMAT = 3  # 3: an input's key holds where it resolves to
 _PURPOSE = b"render-cache"
 
 
@@ -37,22 +38,31 @@ def entry_path(root: Path, job: RenderJob, tool: str) -> Path:
 
 
 def file_digest(root: Path, path: str) -> bytes | None:
-    """The content key of a project file, or None when it cannot be read (absent)."""
+    """The key of a project file, or None when it cannot be read (absent): its content and where
+    it resolves to (relative to the project's real folder), so that a link re-pointed out of the
+    project (or out of a chart) at the same text is a miss and the renderer refuses it again."""
     try:
         with open(root / path, "rb") as handle:
-            return digest(handle.read())
-    except OSError:
+            content = handle.read()
+        real = os.path.relpath(os.path.realpath(root / path), os.path.realpath(root))
+    except (OSError, ValueError):
         return None
+    return digest(real.encode("utf-8", "surrogateescape") + b"\0" + content)
 
 
 def listing(root: Path, folder: str) -> list[str]:
-    """Every file below a folder (project-relative, sorted), not following symlinked folders."""
+    """Every file below a folder (project-relative, sorted), not following symlinked folders: each
+    of those is listed as `link/ -> where it resolves` (a link appearing or re-pointed is a miss)."""
     base = root / folder if folder != "." else root
+    real_root = os.path.realpath(root)
     found: list[str] = []
     for current, folders, files in os.walk(base):
-        folders[:] = [f for f in folders if not os.path.islink(os.path.join(current, f))]
         relative = os.path.relpath(current, root).replace(os.sep, "/")
+        links = [f for f in folders if os.path.islink(os.path.join(current, f))]
+        folders[:] = [f for f in folders if f not in links]
         found.extend(f if relative == "." else f"{relative}/{f}" for f in files)
+        found.extend(f"{f if relative == '.' else f'{relative}/{f}'}/ -> "
+                     f"{os.path.relpath(os.path.realpath(os.path.join(current, f)), real_root)}" for f in links)
     return sorted(found)
 
 

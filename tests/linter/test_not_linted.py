@@ -136,6 +136,109 @@ def test_an_overlay_whose_generator_names_a_link_out_of_the_project(tmp_path: Pa
     assert code == 1 and "overlay/kustomization.yaml:1:1: FW007 error:" in out and err == ""
 
 
+@pytest.mark.skipif(tools.find_kustomize() is None, reason="needs kustomize (kubectl) on PATH")
+def test_a_link_re_pointed_out_of_the_project_is_not_read_from_the_render_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The overlay above, its link first to a file of the project: rendered and cached. Re-pointed to
+    an identical file outside, the warm run must say what a cold run says (the cache key holds where
+    each input resolves to, not only its content)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    repo = tmp_path / "repo"
+    overlay = repo / "overlay"
+    overlay.mkdir(parents=True)
+    (overlay / "kustomization.yaml").write_text(
+        "resources:\n- deployment.yaml\nconfigMapGenerator:\n- name: settings\n  envs:\n  - app.env\n")
+    (overlay / "deployment.yaml").write_text(DEPLOYMENT)
+    (repo / "shared").mkdir()
+    (repo / "shared" / "app.env").write_text("LOG_LEVEL=debug\n")
+    (tmp_path / "app.env").write_text("LOG_LEVEL=debug\n")
+    (overlay / "app.env").symlink_to(repo / "shared" / "app.env")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    assert lint([], cwd=repo).findings == []
+    assert list((repo / ".fieldwarden_cache").glob("render-*.cache"))  # the render was cached
+    (overlay / "app.env").unlink()
+    (overlay / "app.env").symlink_to(tmp_path / "app.env")
+    warm = lint([], cwd=repo)
+    assert warm.code == 1
+    assert [(f["file"], f["line"], f["code"]) for f in warm.findings] == [("overlay/kustomization.yaml", 1, "FW007")]
+    assert "`overlay/app.env` is a link to a file outside the project" in warm.findings[0]["message"]
+    shutil.rmtree(repo / ".fieldwarden_cache")
+    assert lint([], cwd=repo).findings == warm.findings  # as a cold run
+
+
+@pytest.mark.skipif(importlib.util.find_spec("helm_python") is None, reason="needs Helm's engine")
+def test_a_chart_link_re_pointed_out_of_the_chart_is_not_read_from_the_render_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A template of the ledger chart that is a link, first to a file of the chart, then to the same
+    text outside it: the warm run must leave it out of the render as a cold run does."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    repo = tmp_path / "repo"
+    chart = repo / "charts" / "ledger"
+    shutil.copytree(CHART_REPO / "charts" / "ledger", chart)
+    template = sorted((chart / "templates").glob("*.yaml"))[0]
+    (chart / "files").mkdir(exist_ok=True)
+    kept = chart / "files" / template.name
+    template.rename(kept)
+    (tmp_path / template.name).write_text(kept.read_text())
+    template.symlink_to(kept)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    cold_inside = lint([], cwd=repo)
+    assert list((repo / ".fieldwarden_cache").glob("render-*.cache"))  # the renders were cached
+    template.unlink()
+    template.symlink_to(tmp_path / template.name)
+    warm = lint([], cwd=repo)
+    shutil.rmtree(repo / ".fieldwarden_cache")
+    cold = lint([], cwd=repo)
+    assert warm.findings == cold.findings
+    assert warm.findings != cold_inside.findings  # the template is left out (and said so) now
+
+
+@pytest.mark.skipif(importlib.util.find_spec("helm_python") is None, reason="needs Helm's engine")
+def test_a_chart_folder_link_re_pointed_out_of_the_chart_is_not_read_from_the_render_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """templates/extra a link to a folder of the chart holding one template, then to a copy outside."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    repo = tmp_path / "repo"
+    chart = repo / "charts" / "ledger"
+    shutil.copytree(CHART_REPO / "charts" / "ledger", chart)
+    template = sorted((chart / "templates").glob("*.yaml"))[0]
+    for folder in (chart / "more", tmp_path / "more"):
+        folder.mkdir()
+        (folder / template.name).write_text(template.read_text())
+    template.unlink()
+    (chart / "templates" / "extra").symlink_to(chart / "more", target_is_directory=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    cold_inside = lint([], cwd=repo)
+    (chart / "templates" / "extra").unlink()
+    (chart / "templates" / "extra").symlink_to(tmp_path / "more", target_is_directory=True)
+    warm = lint([], cwd=repo)
+    shutil.rmtree(repo / ".fieldwarden_cache")
+    cold = lint([], cwd=repo)
+    assert warm.findings == cold.findings
+    assert warm.findings != cold_inside.findings
+
+
+@pytest.mark.skipif(importlib.util.find_spec("helm_python") is None, reason="needs Helm's engine")
+def test_a_new_folder_link_out_of_a_cached_chart_is_said_as_in_a_cold_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chart rendered and cached; then templates/extra appears, a link to a folder outside."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    repo = tmp_path / "repo"
+    chart = repo / "charts" / "ledger"
+    shutil.copytree(CHART_REPO / "charts" / "ledger", chart)
+    (tmp_path / "more").mkdir()
+    (tmp_path / "more" / "extra.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    before = lint([], cwd=repo)
+    (chart / "templates" / "extra").symlink_to(tmp_path / "more", target_is_directory=True)
+    warm = lint([], cwd=repo)
+    shutil.rmtree(repo / ".fieldwarden_cache")
+    cold = lint([], cwd=repo)
+    assert (warm.findings, warm.stderr) == (cold.findings, cold.stderr)
+    assert "charts/ledger/templates/extra:1:1: helm: symlink to a file outside the chart" in warm.stderr
+    assert "symlink" not in before.stderr
+
+
 @pytest.mark.skipif(importlib.util.find_spec("helm_python") is None, reason="needs Helm's engine")
 def test_an_argo_cd_application_whose_values_file_cannot_be_read(tmp_path: Path) -> None:
     """tests/fixtures/repos/argocd-apps' status-page Application, with a values file that is not there."""
