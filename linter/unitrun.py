@@ -19,7 +19,7 @@ from ..policies.rule import OBJECT
 from .analyse import FileResult, Finding, analyse
 from .sets import Member, annotated, labelled
 from .units.not_linted import NotLinted, defining_file
-from .units.plan import CHART_FILE, HELM, KUSTOMIZATION_NAMES, RenderJob, Unit, folder_of, folders_with_ancestors, is_below
+from .units.plan import CHART_FILE, HELM, KUSTOMIZATION_NAMES, InlineValues, RenderJob, Unit, folder_of, folders_with_ancestors, is_below
 
 if TYPE_CHECKING:  # the renderers' side is imported when a unit has renders (units/renders.py)
     from .units.rendered import Render, RenderedObject
@@ -109,8 +109,9 @@ class UnitRun:
         """FW007 for units not linted, FW006 or notices for renders that failed or warned; their files judge no suppressions."""
         named = {job: unit.name for unit in units for job in unit.renders}
         sources = {job: unit.source for unit in units for job in unit.renders if unit.source}
-        for job, why in skipped.items():  # no renderer: FW007 on the unit's defining file
-            self._not_linted(job, NotLinted(why.reason, why.hint, self._defining_file(job, sources)), named)
+        written = {job: dict(unit.written) for unit in units for job in unit.renders if unit.written}
+        for job, why in skipped.items():  # no renderer: FW007 on the unit's defining file (its GitOps object)
+            self._not_linted(job, NotLinted(why.reason, why.hint, *self._defining_place(job, sources, written)), named)
             self.unlinted.update(self.names.display(key) for key in self._reads(job))
         for job, done in made.items():
             if done.not_linted is not None:
@@ -131,7 +132,8 @@ class UnitRun:
                     continue
                 if failed:  # in a file not being linted (a values file that is not there, say): the unit was not
                     self._not_linted(job, NotLinted(f"it does not render ({shown}:{problem.line}:{problem.column}: {message})",
-                                                    "fix what it names; the unit is linted once it renders", self._defining_file(job, sources)), named)
+                                                    "fix what it names; the unit is linted once it renders",
+                                                    *self._defining_place(job, sources, written, problem.file)), named)
                     continue
                 self.notices.append(f"{shown}:{problem.line}:{problem.column}: {message}")
             if failed:
@@ -152,6 +154,23 @@ class UnitRun:
     def _in_project(self, key: str) -> bool:
         """Whether the project holds the file (a render's problem can be reported there)."""
         return not key.startswith("/") and os.path.isfile(os.path.join(self.names.base, key))
+
+    def _defining_place(self, job: RenderJob, sources: dict[RenderJob, str], written: dict[RenderJob, dict[str, InlineValues]],
+                        about: str = "") -> tuple[str, int, int]:
+        """Where FW007 about the job goes: on the GitOps object's entry naming `about` (a values file that is
+        not there), else on the object's first line; line 1 of its defining file when no object declares it."""
+        file = self._defining_file(job, sources)
+        ref = written.get(job, {}).get(about) or written.get(job, {}).get("")
+        if ref is None or ref[0] != file:
+            return file, 1, 1
+        try:
+            with open(os.path.join(self.names.base, file), encoding="utf-8") as handle:
+                text = handle.read()
+        except (OSError, UnicodeDecodeError):
+            return file, 1, 1
+        from .units.inline_values import place_of
+
+        return (file, *(place_of(text, ref) or (1, 1)))
 
     def _defining_file(self, job: RenderJob, sources: dict[RenderJob, str]) -> str:
         """The file that makes the job a unit: the GitOps object's that declares it, its Chart.yaml, or its kustomization file."""

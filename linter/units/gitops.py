@@ -32,7 +32,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any, Iterable, Mapping
 
-from .plan import Declaration, InlineValues
+from .plan import Declaration, InlineValues, Written
 
 ARGO_GROUP = "argoproj.io"
 FLUX_KUSTOMIZE_GROUP = "kustomize.toolkit.fluxcd.io"
@@ -99,7 +99,7 @@ def declarations(objects: Iterable[Mapping[str, Any]], prefix: str = "",
             if folder is not None:
                 namespace = _text(spec.get("targetNamespace"))
                 found.append(Declaration(folder, True, namespace, bool(namespace), (), f"Flux Kustomization {who}",
-                                         source=_source(place)))
+                                         source=_source(place), written=_written(place)))
         elif group == FLUX_HELM_GROUP and kind == "HelmRelease":
             chart = _get(spec, "chart", "spec")
             # only a GitRepository or Bucket holds chart folders; a HelmRepository's or an OCI
@@ -108,12 +108,13 @@ def declarations(objects: Iterable[Mapping[str, Any]], prefix: str = "",
                 folder = _folder(chart.get("chart"), prefix)
                 if folder is not None:
                     values = _files(chart.get("valuesFiles"), prefix, "")
+                    written = _written(place, chart.get("valuesFiles"), ("spec", "chart", "spec", "valuesFiles"), prefix, "")
                     target = _text(spec.get("targetNamespace"))
                     namespace = target or _text(_get(obj, "metadata", "namespace"))
                     release = _text(spec.get("releaseName")) or flux_release_name(target, _text(_get(obj, "metadata", "name")))
                     inline = _inline(place, ("spec", "values")) if isinstance(spec.get("values"), dict) else None
                     found.append(Declaration(folder, False, namespace, False, values, f"Flux HelmRelease {who}", release,
-                                             inline, _source(place)))
+                                             inline, _source(place), written))
     return found
 
 
@@ -248,9 +249,10 @@ def _argo(spec: Mapping[str, Any], who: str, name: str, prefix: str,
             continue
         recurse = _get(source, "directory", "recurse") is True
         values = _files(_get(source, "helm", "valueFiles"), prefix, folder)
+        written = _written(place, _get(source, "helm", "valueFiles"), (*at, "helm", "valueFiles"), prefix, folder)
         release = _text(_get(source, "helm", "releaseName")) or name
         found.append(Declaration(folder, recurse, namespace, False, values, f"Argo CD Application {who}", release,
-                                 _argo_inline(source, at, place), _source(place)))
+                                 _argo_inline(source, at, place), _source(place), written))
     return found
 
 
@@ -302,14 +304,30 @@ def _files(paths: Any, prefix: str, relative_to: str) -> tuple[str, ...]:
     """Values files: relative to the chart (Argo CD, `relative_to`) or the repository root (Flux)."""
     if not isinstance(paths, list):
         return ()
-    found = []
-    for path in paths:
-        if relative_to and isinstance(path, str):
-            folder = _folder(posixpath.join(_with_prefix(relative_to, prefix), path.strip()), prefix)
-        else:
-            folder = _folder(path, prefix)
-        if folder is not None and folder != ".":
-            found.append(folder)
+    return tuple(found for found in (_file(path, prefix, relative_to) for path in paths) if found is not None)
+
+
+def _file(path: Any, prefix: str, relative_to: str) -> str | None:
+    """One values file entry as a project-relative path (see `_files`); None when it names none."""
+    if relative_to and isinstance(path, str):
+        folder = _folder(posixpath.join(_with_prefix(relative_to, prefix), path.strip()), prefix)
+    else:
+        folder = _folder(path, prefix)
+    return folder if folder != "." else None
+
+
+def _written(place: tuple[str, int, tuple[str | int, ...]] | None, paths: Any = None, at: tuple[str | int, ...] = (),
+             prefix: str = "", relative_to: str = "") -> Written:
+    """Where the object is written ("") and each values file entry it names (by the file's key), for
+    findings about them (FW007 on a `valueFiles` entry that is not there); () when not known (stdin)."""
+    if place is None:
+        return ()
+    file, document, inside = place
+    found: list[tuple[str, InlineValues]] = [("", place)]
+    for index, path in enumerate(paths if isinstance(paths, list) else ()):
+        key = _file(path, prefix, relative_to)
+        if key is not None:
+            found.append((key, (file, document, (*inside, *at, index))))
     return tuple(found)
 
 

@@ -61,6 +61,19 @@ def parse(text: str, ref: InlineValues) -> tuple[Inline | None, RenderProblem | 
     return Inline(file, as_json, node, None), None
 
 
+def place_of(text: str, ref: InlineValues) -> tuple[int, int] | None:
+    """(line, column) of what `ref` names in the GitOps file's `text`: a key, a list entry, or the
+    object itself (its path in the document); None when it is not there (or the file does not load)."""
+    _, index, path = ref
+    loaded = load(text)
+    if index >= len(loaded.documents):
+        return None
+    found = _walk(loaded.documents[index].node, loaded.documents[index].data, path)
+    if found is None:
+        return None
+    return found[0].start_mark.line + 1, found[0].start_mark.column + 1
+
+
 def _walk(node: Node, data: Any, path: tuple[str | int, ...]) -> tuple[Node, Node, Any] | None:
     """(the key node of the path's last step, its value node, its value), or None when it is not there."""
     key: Node = node

@@ -29,6 +29,7 @@ from typing import Iterable, Mapping, NamedTuple, Sequence
 # `helm.valuesObject` or `helm.values`): (project-relative file, document index, key path in
 # that document). Layered over the values files; see inline_values.py.
 InlineValues = tuple[str, int, tuple["str | int", ...]]
+Written = tuple[tuple[str, InlineValues], ...]  # (what: "" = the object, or a values file's key; where it is written)
 
 KUSTOMIZE = "kustomize"
 HELM = "helm"
@@ -58,6 +59,7 @@ class Unit(NamedTuple):
     source: str = ""  # the file of the GitOps object that declares it ("" = its own kustomization or chart)
     by: str = ""  # who declares it (`Argo CD Application argocd/web`, `units: clusters/*`; "" = nobody)
     plain: bool = False  # a plain folder: nothing says it is one apply (see alternatives.py)
+    written: Written = ()  # where its GitOps object is written, and each values file it names (see Declaration)
 
 
 class Declaration(NamedTuple):
@@ -72,6 +74,7 @@ class Declaration(NamedTuple):
     release: str = ""  # the Helm release name it renders a chart with ("" = Helm's default)
     inline: InlineValues | None = None  # values the GitOps object writes inline, when the folder is a chart
     source: str = ""  # the project-relative file of the GitOps object that says so ("" = the configuration)
+    written: Written = ()  # ("", the object's place), (values file, its entry's place): where FW007 about them goes
 
 
 class Plan(NamedTuple):
@@ -271,7 +274,7 @@ def plan(
         unit = _declared_unit(declaration, plain, roots, charts)
         if unit is None:
             continue
-        unit = unit._replace(source=declaration.source, by=declaration.by)
+        unit = unit._replace(source=declaration.source, by=declaration.by, written=declaration.written)
         units.append(unit)
         claimed_files.update(unit.files)
         claimed_roots.update(job.folder for job in unit.renders if job.tool == KUSTOMIZE)

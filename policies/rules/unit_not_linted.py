@@ -3,7 +3,8 @@
 ## What it does
 Reports each kustomization, chart value set or GitOps-declared unit that fieldwarden found but
 could not lint, once per unit, on its defining file (the `kustomization.yaml`, the `Chart.yaml`,
-the Argo CD Application or Flux object), saying why and what to do: no renderer installed
+the Argo CD Application or Flux object: on the object's first line, or on the `valueFiles` entry
+that cannot be read), saying why and what to do: no renderer installed
 (`pip install 'fieldwarden[render]'`, or kubectl/kustomize on PATH), a path that leads out of
 the project, a values file that cannot be read. A run that leaves a unit unchecked therefore
 never ends in "All checks passed!". What the repository itself must fix (a kustomization entry

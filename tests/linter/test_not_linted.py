@@ -253,9 +253,45 @@ def test_an_argo_cd_application_whose_values_file_cannot_be_read(tmp_path: Path)
     run = lint([], cwd=repo)
     assert run.code == 1
     hits = [f for f in run.findings if f["code"] == "FW007"]
-    assert [(f["file"], f["line"]) for f in hits] == [("apps/status-page.yaml", 1)]
+    assert [(f["file"], f["line"]) for f in hits] == [("apps/status-page.yaml", 16)]  # its valueFiles entry
     assert hits[0]["message"] == (
         "not linted: it does not render (charts/status-page/values-eu.yaml:1:1: helm: cannot read values file: "
         "No such file or directory); fix what it names; the unit is linted once it renders")
     assert hits[0]["units"] == ["charts/status-page (Argo CD Application argocd/status-page, namespace status)"]
     assert "not linted" not in run.stderr
+
+
+NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: status\n---\n"
+
+
+def _second_document_app(tmp_path: Path) -> Path:
+    """The status-page Application second in its file (after its Namespace), with a values file
+    that is not there written on line 21: `        - values-eu.yaml`."""
+    repo = tmp_path / "repo"
+    shutil.copytree(ARGO_REPO / "charts" / "status-page", repo / "charts" / "status-page")
+    application = (ARGO_REPO / "apps" / "status-page.yaml").read_text()
+    (repo / "apps").mkdir()
+    (repo / "apps" / "status-page.yaml").write_text(NAMESPACE + application.replace(
+        "- values-production.yaml\n", "- values-production.yaml\n        - values-eu.yaml\n"))
+    assert (repo / "apps" / "status-page.yaml").read_text().splitlines()[20] == "        - values-eu.yaml"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    return repo
+
+
+@pytest.mark.skipif(importlib.util.find_spec("helm_python") is None, reason="needs Helm's engine")
+def test_fw007_for_a_missing_values_file_is_on_its_valuefiles_entry(tmp_path: Path) -> None:
+    repo = _second_document_app(tmp_path)
+    run = lint([], cwd=repo)
+    assert run.code == 1
+    hits = [f for f in run.findings if f["code"] == "FW007"]
+    assert [(f["file"], f["line"], f["column"]) for f in hits] == [("apps/status-page.yaml", 21, 11)]
+    assert "charts/status-page/values-eu.yaml:1:1: helm: cannot read values file" in hits[0]["message"]
+
+
+def test_fw007_of_an_application_without_helms_engine_is_on_its_first_line(no_helm: None, tmp_path: Path) -> None:
+    repo = _second_document_app(tmp_path)
+    run = lint([], cwd=repo)
+    assert run.code == 1
+    hits = [f for f in run.findings if f["code"] == "FW007" and "Argo CD Application" in f["units"][0]]
+    assert [(f["file"], f["line"], f["column"]) for f in hits] == [("apps/status-page.yaml", 6, 1)]
+    assert hits[0]["message"].startswith("not linted: Helm's engine is not installed")
