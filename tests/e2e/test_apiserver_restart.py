@@ -79,12 +79,16 @@ def installation(start_cluster: Callable[[ClusterOptions], Cluster], failure_log
     cluster = start_cluster(ClusterOptions(name="apiserver-restart"))  # (own_installation's: the same one)
     crd = yaml.safe_load(VPA_CRD.read_text(encoding="utf-8"))
     cluster.api.create(CRDS, crd, exist_ok=True)
-    wait_for(lambda: any(c["type"] == "Established" and c["status"] == "True" for c in
-                         cluster.api.get(f"{CRDS}/{crd['metadata']['name']}").get("status", {}).get("conditions", [])),
-             "the VPA CRD Established", 30)
+    wait_for(lambda: established(cluster.api.get(f"{CRDS}/{crd['metadata']['name']}")), "the VPA CRD Established", 30)
     with own_installation(start_cluster, failure_logs, "apiserver-restart",
                           tmp_path_factory.mktemp("restart")) as installed:
         yield installed
+
+
+def established(crd: Obj) -> bool:
+    """The CRD's Established condition is True (a CRD just created has a status whose conditions are still null)."""
+    conditions = (crd.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
 
 
 def workers(installation: Installation) -> int:
