@@ -100,7 +100,8 @@ def cluster(start_cluster: Callable[[ClusterOptions], Cluster]) -> Cluster:
 
 def _established(cluster: Cluster, name: str) -> bool:
     crd = cluster.api.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
-    return any(c["type"] == "Established" and c["status"] == "True" for c in (crd.get("status") or {}).get("conditions") or [])
+    conditions = (crd.get("status") or {}).get("conditions") or []  # null on a CRD just created
+    return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
 
 
 @pytest.fixture(scope="module")
