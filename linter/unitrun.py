@@ -71,7 +71,9 @@ class UnitRun:
         candidates: list[tuple[Unit, bool]] = []
         jobs: list[RenderJob] = []
         for unit in units:
-            plain = any(key in self.wanted for key in unit.files)
+            # a changed GitOps object (an Argo CD Application, a Flux Kustomization or HelmRelease) changes
+            # what its unit is (its path, namespace, release, values): the whole unit is linted, as its files are
+            plain = any(key in self.wanted for key in unit.files) or self.declared_by_wanted(unit)
             if plain or any(self._may_read(job, folders) for job in unit.renders):
                 candidates.append((unit, plain))
                 jobs.extend(unit.renders)
@@ -95,6 +97,10 @@ class UnitRun:
                     self.using.setdefault(job, []).append(unit)
         self.chosen = chosen
         return chosen
+
+    def declared_by_wanted(self, unit: Unit) -> bool:
+        """Whether the unit is declared by a GitOps object in a file being linted."""
+        return bool(unit.source) and unit.source in self.wanted
 
     def _may_read(self, job: RenderJob, folders: set[str]) -> bool:
         if job.tool == HELM:

@@ -112,3 +112,32 @@ def test_a_plain_file_reports_what_it_causes_in_its_folder_and_nothing_older(tmp
         ("app/deploy.yaml", "FW301")]
     # the whole folder: the old finding too
     assert sorted(f["code"] for f in lint(["--select", "FW3", "app"], cwd=root).findings) == ["FW301", "FW303"]
+
+
+# -- a changed GitOps object re-lints the unit it declares (issue 22, item 3 of the remaining work) ----------
+# argocd-apps mirrors an Argo CD app of apps (apps/monitoring.yaml: `directory.recurse: true` joins the HPA of
+# workloads/monitoring/autoscaling/ to its Deployment); flux-fleet the fluxcd/flux2-kustomize-helm-example fleet
+# (clusters/production/apps.yaml: `targetNamespace: storefront` folds the production ConfigMap onto the base's).
+
+
+def test_a_changed_argo_cd_application_alone_reports_its_units_findings(tmp_path: Path) -> None:
+    root = checkout("argocd-apps", tmp_path)
+    code, found = places(["apps/monitoring.yaml"], root, "FW301")
+    assert (code, [f[:3] for f in found]) == (1, [("workloads/monitoring/exporters/kube-state-metrics.yaml", 16, 3)])
+    assert "monitoring" in found[0][3]
+
+
+@needs_helm
+def test_a_changed_application_of_a_chart_renders_it(tmp_path: Path) -> None:
+    root = checkout("argocd-apps", tmp_path)
+    code, found = places(["apps/status-page.yaml"], root, "FW304")
+    assert code == 1 and [f[:3] for f in found if not f[0].endswith("deployment.yaml")] == [
+        ("charts/status-page/values-production.yaml", 5, 5), ("charts/status-page/values-production.yaml", 6, 5)]
+
+
+@needs_kustomize
+def test_a_changed_flux_kustomization_alone_reports_what_its_target_namespace_causes(tmp_path: Path) -> None:
+    root = checkout("flux-fleet", tmp_path)
+    code, found = places(["clusters/production/apps.yaml"], root, "FW305")
+    assert (code, [f[:3] for f in found]) == (1, [("apps/base/storefront/configmap.yaml", 4, 3),
+                                                  ("apps/production/storefront-config.yaml", 5, 3)])
