@@ -24,7 +24,7 @@ from ..policies.config import Settings
 from ..policies.registry import resolve
 from ..policies.rule import ADMISSION
 from .analyse import FileResult, Finding, ObjectRecord, analyse, context_paths, locate_in_record, read_source
-from .units.alternatives import split_alternatives
+from .units.alternatives import same_bytes, split_alternatives
 from .units.gitops import may_declare
 from .sets import Member, labelled, merged_duplicates, project_index, run_set_rules
 from .suppress import covers, directive_document
@@ -145,7 +145,8 @@ def _lint(
     plan = units_plan(files, kustomizations, consumed, charts, _declarations(results, names, scope, notices), steps,
                       tests.alone)
     all_units = plan.units + ([Unit(STDIN, (STDIN,))] if STDIN in results else [])
-    all_units = split_alternatives(all_units, lambda key: [r.key for r in _objects(results.get(key))], notices)
+    all_units = split_alternatives(all_units, lambda key: [r.key for r in _objects(results.get(key))], notices,
+                                   same_bytes(Path(names.base)))
     if scope.plan_only:
         return Report([], notices, len(target_results), planned=all_units, layout=layout)
     wanted = set(target_ids)

@@ -9,6 +9,15 @@ objects: whole files that define mostly the same objects. A single object duplic
 two otherwise different files is no sign of that and stays a duplicate (FW305), as does the
 same object twice in one file.
 
+A **folder of samples** is one where two different files define exactly the same objects (the
+same identities, nothing else, written differently: Argo CD's `applicationset/examples/cluster/` writes ApplicationSet
+`guestbook` once with Go templates and once with fasttemplate, MetalLB's `configsamples/` one
+`BGPPeer peer` per file): such copies are never applied together, so the folder holds samples
+a user picks from, and there any two files sharing an object are alternatives (MetalLB's
+`bgppeer_with_bfdprofile.yaml` beside `bgppeer_simple.yaml`). A folder without such copies
+keeps the rule above: a Namespace repeated in two otherwise different files stays a duplicate,
+and so does a file copied whole (the same bytes twice is a copy left behind, not a sample).
+
 Such a folder is cut into units: each maximal set of its files holding no two alternatives
 (with the folder's other files in each), so every file is still checked with every file it may
 be applied with. Declared units (`units:`, GitOps objects) and renders are never cut.
@@ -20,6 +29,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from itertools import combinations
+from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from ...policies.model import ObjectKey
@@ -29,11 +39,17 @@ MIN_SHARED = 2  # objects two files must share to be alternatives (one shared ob
 MAX_UNITS = 64  # past this many combinations, each alternative file is a unit alone with the rest
 
 Keys = Callable[[str], Iterable[ObjectKey | None]]
+Same = Callable[[str, str], bool]  # whether two files hold the same bytes
 
 
-def alternative_pairs(files: Sequence[str], keys_of: Keys) -> set[frozenset[str]]:
+def _never(_a: str, _b: str) -> bool:
+    return False
+
+
+def alternative_pairs(files: Sequence[str], keys_of: Keys, same: Same = _never) -> set[frozenset[str]]:
     """The pairs of files that are alternatives (see the module docstring)."""
-    own = {path: frozenset(k for k in keys_of(path) if k is not None) for path in files}
+    own = _own(files, keys_of)
+    samples = bool(copies(own, same))
     holders: dict[ObjectKey, list[str]] = defaultdict(list)
     for path in files:
         for key in own[path]:
@@ -45,9 +61,22 @@ def alternative_pairs(files: Sequence[str], keys_of: Keys) -> set[frozenset[str]
     pairs = set()
     for pair, count in shared.items():
         smaller = min(len(own[path]) for path in pair)
-        if count >= MIN_SHARED and 2 * count >= smaller:
+        if samples or (count >= MIN_SHARED and 2 * count >= smaller):
             pairs.add(pair)
     return pairs
+
+
+def copies(own: dict[str, frozenset[ObjectKey]], same: Same = _never) -> list[tuple[str, str]]:
+    """Pairs of different files (in file order) defining exactly the same objects: the mark of a folder of samples."""
+    by_objects: dict[frozenset[ObjectKey], list[str]] = defaultdict(list)
+    for path, keys in own.items():
+        if keys:
+            by_objects[keys].append(path)
+    return [(a, b) for paths in by_objects.values() for a, b in combinations(paths, 2) if not same(a, b)]
+
+
+def _own(files: Sequence[str], keys_of: Keys) -> dict[str, frozenset[ObjectKey]]:
+    return {path: frozenset(k for k in keys_of(path) if k is not None) for path in files}
 
 
 def choices(files: Sequence[str], apart: set[frozenset[str]]) -> list[tuple[str, ...]]:
@@ -76,11 +105,11 @@ def choices(files: Sequence[str], apart: set[frozenset[str]]) -> list[tuple[str,
     return sorted(found, key=lambda chosen: [order[path] for path in chosen])
 
 
-def split_unit(unit: Unit, keys_of: Keys) -> tuple[list[Unit], str]:
+def split_unit(unit: Unit, keys_of: Keys, same: Same = _never) -> tuple[list[Unit], str]:
     """A plain folder's unit cut at its alternatives, and the notice saying so ("" when uncut)."""
     if not unit.plain or len(unit.files) < 2:
         return [unit], ""
-    apart = alternative_pairs(unit.files, keys_of)
+    apart = alternative_pairs(unit.files, keys_of, same)
     if not apart:
         return [unit], ""
     involved = [path for path in unit.files if any(path in pair for pair in apart)]
@@ -93,21 +122,34 @@ def split_unit(unit: Unit, keys_of: Keys) -> tuple[list[Unit], str]:
         for chosen in choices(involved, apart)
     ]
     shown = ", ".join(_base(path) for path in involved)
-    notice = (f"{unit.name}: {shown} define mostly the same objects: linted as alternatives (one unit each, "
+    samples = copies(_own(unit.files, keys_of), same)
+    why = (f"are samples ({_base(samples[0][0])} and {_base(samples[0][1])} define the same objects)" if samples
+           else "define mostly the same objects")
+    notice = (f"{unit.name}: {shown} {why}: linted as alternatives (one unit each, "
               "duplicates between them not reported); if they are applied together, list the folder under "
               "`units:` in .fieldwarden.yaml")
     return units, notice
 
 
-def split_alternatives(units: Sequence[Unit], keys_of: Keys, notices: list[str]) -> list[Unit]:
+def split_alternatives(units: Sequence[Unit], keys_of: Keys, notices: list[str], same: Same = _never) -> list[Unit]:
     """Every plain folder's unit cut at its alternatives; one notice per folder cut."""
     out: list[Unit] = []
     for unit in units:
-        parts, notice = split_unit(unit, keys_of)
+        parts, notice = split_unit(unit, keys_of, same)
         out.extend(parts)
         if notice:
             notices.append(notice)
     return out
+
+
+def same_bytes(root: Path) -> Same:
+    """Whether two project files (relative to `root`) hold the same bytes (unreadable: not the same)."""
+    def same(a: str, b: str) -> bool:
+        try:
+            return (root / a).read_bytes() == (root / b).read_bytes()
+        except OSError:
+            return False
+    return same
 
 
 def _base(path: str) -> str:

@@ -41,3 +41,30 @@ def test_a_plain_folder_is_cut_and_a_declared_one_is_not() -> None:
     assert units[1].files == ("m/extra.yaml", "m/install.yaml", "m/single.yaml")
     assert notice.startswith("m: core-install.yaml, install.yaml, namespace-install.yaml define mostly the same objects")
     assert split_unit(Unit("m (units: m)", files), lambda path: KEYS[path]) == ([Unit("m (units: m)", files)], "")
+
+
+def pool(name: str) -> ObjectKey:
+    return ObjectKey("metallb.io", "IPAddressPool", "metallb-system", name)
+
+
+SAMPLES = {  # MetalLB's configsamples/: single-object samples
+    "c/bgppeer_simple.yaml": [cm("peer")],
+    "c/bgppeer_with_vrf.yaml": [cm("peer")],
+    "c/bgppeer_with_bfdprofile.yaml": [cm("bfd"), cm("peer")],
+    "c/ipaddresspool_simple.yaml": [pool("example")],
+    "c/simple_pool_adv_l2.yaml": [pool("example"), cm("l2")],
+    "c/other.yaml": [cm("other")],
+}
+
+
+def test_two_files_of_the_same_objects_make_a_folder_of_samples() -> None:
+    pairs = alternative_pairs(sorted(SAMPLES), lambda path: SAMPLES[path])
+    assert pairs == {
+        frozenset({"c/bgppeer_simple.yaml", "c/bgppeer_with_vrf.yaml"}),
+        frozenset({"c/bgppeer_simple.yaml", "c/bgppeer_with_bfdprofile.yaml"}),
+        frozenset({"c/bgppeer_with_vrf.yaml", "c/bgppeer_with_bfdprofile.yaml"}),
+        frozenset({"c/ipaddresspool_simple.yaml", "c/simple_pool_adv_l2.yaml"}),
+    }
+    # the same two files byte for byte are a copy left behind: no sample, the one-object rule holds
+    same = lambda a, b: {a, b} == {"c/bgppeer_simple.yaml", "c/bgppeer_with_vrf.yaml"}  # noqa: E731
+    assert alternative_pairs(sorted(SAMPLES), lambda path: SAMPLES[path], same) == set()

@@ -150,3 +150,32 @@ def test_one_object_in_two_alternatives_and_a_third_file_is_one_finding_per_plac
     (message,) = [f["message"] for f in run.findings if f["file"] == "manifests/extra.yaml"]
     for other in ("core-install.yaml:", "/install.yaml:", "namespace-install.yaml:"):
         assert other in message
+
+
+SAMPLES = FIXTURES / "repos" / "sample-folders"  # Argo CD's applicationset/examples/cluster, MetalLB's configsamples
+
+
+def test_folders_of_single_object_samples_are_alternatives(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    shutil.copytree(SAMPLES, root)
+    run = lint([], cwd=git_repo(root))
+    assert run.code == 1
+    # only the Namespace repeated in two otherwise different files and the file copied byte for byte
+    assert [(f["file"], f["line"], f["code"]) for f in run.findings] == [
+        ("copies/flags-copy.yaml", 4, "FW305"), ("copies/flags.yaml", 4, "FW305"),
+        ("deploy/app.yaml", 4, "FW305"), ("deploy/namespace.yaml", 4, "FW305")]
+    notices = [line for line in run.stderr.splitlines() if "alternatives" in line]
+    assert notices == [
+        "fieldwarden: applicationset/examples/cluster: cluster-example-fasttemplate.yaml, cluster-example.yaml are "
+        "samples (cluster-example-fasttemplate.yaml and cluster-example.yaml define the same objects): linted as "
+        "alternatives (one unit each, duplicates between them not reported); if they are applied together, list the "
+        "folder under `units:` in .fieldwarden.yaml",
+        "fieldwarden: configsamples: bgppeer_simple.yaml, bgppeer_with_bfdprofile.yaml, bgppeer_with_vrf.yaml, "
+        "ipaddresspool_simple.yaml, simple_pool_adv_bgp.yaml, simple_pool_adv_l2.yaml are samples (bgppeer_simple.yaml "
+        "and bgppeer_with_vrf.yaml define the same objects): linted as alternatives (one unit each, duplicates between "
+        "them not reported); if they are applied together, list the folder under `units:` in .fieldwarden.yaml",
+    ]
+    write(root, ".fieldwarden.yaml", "units: [configsamples]\n")
+    declared = lint(["--select", "FW305", "configsamples"], cwd=root)
+    # declared one apply: BGPPeer peer and IPAddressPool example, three files each, are duplicates
+    assert declared.code == 1 and len(declared.findings) == 6
