@@ -16,7 +16,9 @@ A step may `use` a `StepTemplate` (a file, relative to the test) whose operation
 file through a binding (`file: ($file)` with `use.with.bindings: [{name: file, value: policy.yaml}]`).
 A `file` may be a glob. Paths are relative to the test's folder; what names no file of the
 project (a URL, an expression left unresolved) is ignored. Chainsaw never applies a folder: the
-test folder's other files (used by a script in other ways, or by nothing) are units of their own.
+test folder's other files that the test mentions anyway (a script that pipes one through
+`envsubst`) are units of their own; those it never mentions (a copy of another test's assert
+file, kyverno's `new-deployment-exists.yaml`) are not used by it: fixtures.
 
 A kyverno CLI test (`kyverno-test.yaml`: `kyverno test`) names the policies, resources, values
 and expected results it runs offline: every project file it names is a test fixture (resources
@@ -102,10 +104,13 @@ def listing(files: Iterable[str]) -> Listing:
     return Listing(paths, frozenset(paths), by_folder)
 
 
-def classify(operations: Iterable[Operation], files: Iterable[str] | Listing, folder: str | None = None) -> TestFiles:
+def classify(operations: Iterable[Operation], files: Iterable[str] | Listing, folder: str | None = None,
+             texts: Sequence[str] | None = None) -> TestFiles:
     """Fixtures (only checked, patched or deleted) and applied files (each operation a unit) among `files`.
 
-    `folder`: the test's folder; its files that no operation names are units of their own too.
+    `folder`: the test's folder; its files that no operation names are units of their own too, or,
+    given the test's `texts` (every string it holds), only those whose name one of them mentions
+    (the others are fixtures: the test does not use them).
     """
     listed = files if isinstance(files, Listing) else listing(files)
     applied: dict[str, str] = {}
@@ -120,8 +125,13 @@ def classify(operations: Iterable[Operation], files: Iterable[str] | Listing, fo
             checked.update(matched)
     if folder is not None:
         for path in listed.by_folder.get(folder, ()):
-            if path not in applied and path not in checked and path.rpartition("/")[2] not in CHAINSAW_TEST_FILES:
-                applied[path] = f"chainsaw {posixpath.basename(path)}"
+            name = path.rpartition("/")[2]
+            if path in applied or path in checked or name in CHAINSAW_TEST_FILES:
+                continue
+            if texts is None or any(name in text for text in texts):
+                applied[path] = f"chainsaw {name}"
+            else:
+                checked.add(path)
     return TestFiles(frozenset(checked - set(applied)), applied)
 
 
@@ -167,8 +177,9 @@ def read(root: Path, files: Sequence[str]) -> TestFiles:
         folder, _, name = path.rpartition("/")
         folder = folder or "."
         if name in CHAINSAW_TEST_FILES:
-            operations = chainsaw_operations(_documents(root, path), folder, template)
-            parts.append(classify(operations, listed, folder))
+            documents = _documents(root, path)
+            operations = chainsaw_operations(documents, folder, template)
+            parts.append(classify(operations, listed, folder, list(_strings(documents))))
             parts.append(TestFiles(frozenset({path}), {}))  # the test itself: chainsaw's object, never applied
         elif name in KYVERNO_TEST_FILES:
             parts.append(TestFiles(kyverno_test_files(_documents(root, path), folder, listed.present) | {path}, {}))

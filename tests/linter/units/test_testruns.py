@@ -89,13 +89,17 @@ def test_a_kyverno_cli_test_names_its_fixtures() -> None:
     assert named == {f"{folder}/policy.yaml", f"{folder}/resource.yaml", f"{folder}/kyverno-test.yaml"}
 
 
+GLOBALREF = "test/conformance/chainsaw/validating-policies/context/globalreference"
+
+
 def test_kyvernos_tests_give_no_finding_and_their_fixtures_are_left_out(tmp_path: Path) -> None:
     root = tmp_path / "kyverno"
     shutil.copytree(KYVERNO, root)
     git_repo(root)
     run = lint([], cwd=root)
-    assert (run.code, run.findings) == (0, [])  # was 3 FW305 on ns*.yaml, 3 on the pods, 2 on _testdata, a FW101
-    assert "left out 9 test fixture files" in run.stderr
+    # was 3 FW305 on ns*.yaml, 3 on the pods, 2 on _testdata, a FW101 (and one on a file no test step names)
+    assert (run.code, [(f["file"], f["code"]) for f in run.findings]) == (0, [(f"{GLOBALREF}/new-deployment.yaml", "FW201")])
+    assert "left out 12 test fixture files" in run.stderr
     # pre-commit passes one applied file: linted in its own unit, the manifest read from the project
     one = lint([f"{OLD_OBJECT}/ns-update.yaml", "--select", "FW305"], cwd=root)
     assert (one.code, one.findings) == (0, [])
@@ -105,6 +109,7 @@ def test_kyvernos_tests_give_no_finding_and_their_fixtures_are_left_out(tmp_path
         ("cmd/cli/kubectl-kyverno/_testdata/resources/with-duplicate.yaml", 4, "FW305"),
         ("cmd/cli/kubectl-kyverno/_testdata/resources/with-duplicate.yaml", 12, "FW305"),
         ("test/cli/test/owner_references/resource.yaml", 21, "FW101"),
+        (f"{GLOBALREF}/new-deployment-exists.yaml", 1, "FW101"),  # the test never mentions it
     ]
 
 
@@ -117,3 +122,12 @@ def test_the_same_object_twice_in_one_applied_file_is_still_a_duplicate(tmp_path
     assert sorted((f["file"], f["line"], f["unit"]) for f in run.findings) == [
         ("e2e/t/pods.yaml", 3, "e2e/t (chainsaw apply pods.yaml)"), ("e2e/t/pods.yaml", 8, "e2e/t (chainsaw apply pods.yaml)"),
     ]
+
+
+def test_a_file_the_chainsaw_test_never_mentions_is_a_fixture() -> None:
+    operations = [("apply", "t/new-deployment.yaml")]
+    files = ["t/chainsaw-test.yaml", "t/new-deployment.yaml", "t/new-deployment-exists.yaml", "t/pod.yaml"]
+    texts = ["new-deployment.yaml", "envsubst < pod.yaml | kubectl apply -f -"]
+    found = classify(operations, files, "t", texts)
+    assert found.fixtures == {"t/new-deployment-exists.yaml"}
+    assert set(found.alone) == {"t/new-deployment.yaml", "t/pod.yaml"}  # pod.yaml: a script uses it
