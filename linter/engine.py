@@ -74,6 +74,7 @@ class Report(NamedTuple):
     units: UnitRun | None = None  # the units linted, their renders and places (for the live checks)
     planned: list[Unit] | None = None  # with Scope.plan_only: every unit of the project, and `layout` its renders
     layout: Layout | None = None
+    fixtures: int = 0  # test fixture files left out (with Scope.plan_only: of the whole project)
 
 
 def lint(
@@ -113,12 +114,13 @@ def _lint(
     notices: list[str] = []
     steps = step_folders([*target_ids, *context_ids])
     tests = read_tests(Path(names.base), [k for k in (*target_ids, *context_ids) if k != STDIN and not k.startswith("/")])
+    left_out = 0
     if not scope.include_fixtures:
         chainsaw = chainsaw_folders([*target_ids, *context_ids])
-        given = len(targets)
+        given = len(targets) + (len(context) if scope.plan_only else 0)  # planning: the project's files are context
         targets, target_ids = _without_fixtures(targets, target_ids, chainsaw, tests.fixtures)
         context, context_ids = _without_fixtures(context, context_ids, chainsaw, tests.fixtures)
-        left_out = given - len(targets)
+        left_out = given - len(targets) - (len(context) if scope.plan_only else 0)
         if left_out:
             notices.append(f"left out {left_out} test fixture file{'s' if left_out != 1 else ''} (testdata/ folders, "
                            "kuttl and chainsaw assert/error files, files kyverno CLI tests name); --include-fixtures lints them")
@@ -148,7 +150,7 @@ def _lint(
     all_units = split_alternatives(all_units, lambda key: [r.key for r in _objects(results.get(key))], notices,
                                    same_bytes(Path(names.base)))
     if scope.plan_only:
-        return Report([], notices, len(target_results), planned=all_units, layout=layout)
+        return Report([], notices, len(target_results), planned=all_units, layout=layout, fixtures=left_out)
     wanted = set(target_ids)
     work = UnitRun(names, wanted, settings_for, layout)
     relevant = work.relevant(all_units, Path(names.base), scope.render_cache)

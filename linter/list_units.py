@@ -49,7 +49,8 @@ def run(args: Any) -> int:
     skipped = [entry for entry in gitops_skipped(gitops_objects(Path(base), keys), "" if prefix == "." else prefix)
                if "." in wanted or any(entry.file == w or entry.file.startswith(w.rstrip("/") + "/") for w in wanted)]
     notices = [] if args.format == "json" else report.notices
-    output = as_json(units, skipped, report.notices) if args.format == "json" else as_text(units, skipped, notices)
+    output = (as_json(units, skipped, report.notices, report.fixtures) if args.format == "json"
+              else as_text(units, skipped, notices))
     sys.stdout.write(output)
     return 0
 

@@ -188,15 +188,26 @@ def gitops_objects(root: Path, files: Iterable[str]) -> list[tuple[Mapping[str, 
     return found
 
 
-def as_json(units: Sequence[Listed], skipped: Sequence[Skipped], notices: Sequence[str]) -> str:
+# The lint's notices that the "not read" list says entry by entry (engine._declarations writes them).
+LISTED_NOTICES = ("not read as units: ", "valuesFrom is not read ")
+
+
+def unlisted(notices: Sequence[str]) -> list[str]:
+    """The notices less those the "not read" list already says (each reason once)."""
+    return [notice for notice in notices if not notice.startswith(LISTED_NOTICES)]
+
+
+def as_json(units: Sequence[Listed], skipped: Sequence[Skipped], notices: Sequence[str], fixtures: int = 0) -> str:
     return json.dumps({
         "units": [{**unit._asdict(), "not_read": [s._asdict() for s in unit.not_read]} for unit in units],
         "not_read": [s._asdict() for s in skipped],
-        "notices": list(notices),
+        "fixtures_left_out": fixtures,
+        "notices": unlisted(notices),
     }, indent=2) + "\n"
 
 
 def as_text(units: Sequence[Listed], skipped: Sequence[Skipped], notices: Sequence[str]) -> str:
+    """The units, what is not read, the notices (how many fixture files are left out among them) and the count."""
     lines: list[str] = []
     for unit in units:
         lines.append(unit.name)
@@ -219,7 +230,7 @@ def as_text(units: Sequence[Listed], skipped: Sequence[Skipped], notices: Sequen
         lines.append("not read:")
         lines.extend(f"  {entry.file}: {entry.what}: {entry.why}" if entry.file else f"  {entry.what}: {entry.why}"
                      for entry in skipped)
-    for notice in notices:
+    for notice in unlisted(notices):
         lines.append(f"note: {notice}")
     count = len(units)
     lines.append(f"{count} unit{'s' if count != 1 else ''}")

@@ -21,8 +21,8 @@ from tests.helpers import FIXTURES
 REPOS = FIXTURES / "repos"
 
 
-def units(name: str, tmp_path: Path, *args: str) -> tuple[int, Any, str]:
-    """`fieldwarden units --format json ARGS` from the root of a fresh git copy of the repository."""
+def units(name: str, tmp_path: Path, *args: str, text: bool = False) -> tuple[int, Any, str]:
+    """`fieldwarden units --format json ARGS` (or as text) from the root of a fresh git copy of the repository."""
     import os
 
     repo = tmp_path / name
@@ -33,9 +33,11 @@ def units(name: str, tmp_path: Path, *args: str) -> tuple[int, Any, str]:
     os.chdir(repo)
     try:
         with redirect_stdout(out), redirect_stderr(err):
-            code = main(["units", "--format", "json", *args])
+            code = main(["units", *([] if text else ["--format", "json"]), *args])
     finally:
         os.chdir(old)
+    if text:
+        return code, out.getvalue(), err.getvalue()
     return code, json.loads(out.getvalue()) if code == 0 else None, err.getvalue()
 
 
@@ -68,6 +70,21 @@ def test_flux_kustomizations_of_another_source_are_not_read(tmp_path: Path) -> N
         ("tenants/base/dev-team/sync.yaml", "Flux Kustomization apps/dev-team",
          "its source, GitRepository dev-team, is not this repository"),
     ]
+    assert listing["notices"] == [] and listing["fixtures_left_out"] == 0  # each reason once: in not_read
+
+
+def test_text_says_each_reason_not_read_once(tmp_path: Path) -> None:
+    code, text, _ = units("flux-multi-tenancy", tmp_path, text=True)
+    assert code == 0
+    assert text.count("its source, OCIRepository kyverno-controller, is not this repository") == 1
+    assert "note: not read as units" not in text
+
+
+def test_the_fixture_files_left_out_are_counted(tmp_path: Path) -> None:
+    code, listing, _ = units("kyverno-tests", tmp_path)
+    assert code == 0 and listing["fixtures_left_out"] == 12  # as `lint` leaves out (test_repos.FIXTURE_FILES)
+    code, text, _ = units("kyverno-tests", tmp_path / "text", text=True)
+    assert "note: left out 12 test fixture files" in text
 
 
 def test_a_remote_base_is_named_on_its_unit(tmp_path: Path) -> None:
