@@ -5,12 +5,13 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Sequence
 
 from . import __version__
 
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: `--version` imports nothing)
 if TYPE_CHECKING:
     import argparse
+    from typing import Any, Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -21,6 +22,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Collecting while modules load frees nothing (they live until the process ends)
         # and costs a few ms of a one-file run: collection resumes once they are in.
         gc.disable()
+    if arguments == ["--version"]:  # (what argparse's version action prints, without argparse)
+        print(f"fieldwarden {__version__}")
+        return 0
     args: Any = None
     chosen = None
     if arguments[:1] == ["lint"]:

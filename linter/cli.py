@@ -16,7 +16,13 @@ from .discover import find_git_root, project_files, walk
 from .engine import Report, Scope, Source, lint
 from .resolve import Resolver, common_root, project_root
 from .formats import FORMATTERS
-from ..terminal import visible
+
+
+def visible(text: str) -> str:
+    """terminal.visible, imported when there is something to print (a clean run has nothing)."""
+    from ..terminal import visible as escaped
+
+    return escaped(text)
 
 
 class UsageError(Exception):

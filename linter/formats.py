@@ -18,7 +18,6 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from .. import __version__
-from ..terminal import line_start, visible
 from ..policies.registry import RULES
 from ..policies.rule import summary
 from .analyse import Finding
@@ -52,6 +51,8 @@ def text(findings: Sequence[Finding], colour: bool = False, quiet: bool = False,
     `quiet` leaves out the summary (and the "All checks passed!" of a clean run).
     """
     lines = []
+    if findings:  # (a clean run, pre-commit's usual, escapes nothing)
+        from ..terminal import line_start, visible
     for f in findings:
         mark = " [*]" if fixable(f) else ""
         tail = f" [{f.name}]"

@@ -143,3 +143,39 @@ def test_a_lint_that_reads_the_context_cache_loads_neither_openssl_nor_json(tmp_
     assert "fieldwarden.linter.cache" in modules
     assert not modules & {"hmac", "_hashlib", "hashlib"}, "the cache's MAC check needs no OpenSSL"
     assert not modules & {"json", "encodings.utf_8_sig", "fieldwarden.policies.managed_fields"}
+
+
+# What a one-file lint defers: each is imported where it is needed, never by a clean plain lint.
+DEFERRED = (
+    "argparse", "gettext", "json", "jsonschema", "dataclasses", "concurrent.futures", "multiprocessing", "subprocess",
+    "hashlib", "pickle", "decimal", "difflib", "inspect", "textwrap",
+    "fieldwarden.terminal",  # (escapes what is printed: a clean run prints nothing of the tree)
+    "fieldwarden.linter.fix", "fieldwarden.linter.units.renders", "fieldwarden.linter.units.helm",
+    "fieldwarden.linter.units.kustomize", "fieldwarden.linter.live", "fieldwarden.policies.live",
+    "fieldwarden.policies.managed_fields", "fieldwarden.policies.admission", "fieldwarden.policies.draft",
+)
+
+
+def _loaded_by(code: str, cwd: Path) -> set[str]:
+    """sys.modules at the end of `python -c CODE` (run as pre-commit runs the console script)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    listing = cwd.parent / f"{cwd.name}-modules.txt"
+    dump = f"\nopen({str(listing)!r}, 'w').write('\\n'.join(sys.modules))"
+    done = subprocess.run([sys.executable, "-c", f"import sys\n{code}{dump}"], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return set(listing.read_text().split())
+
+
+def test_one_clean_file_lint_imports_none_of_the_deferred_modules(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    write(repo, "deploy.yaml", DEPLOYMENT)
+    write(repo, "other.yaml", DEPLOYMENT.replace("web", "api"))
+    subprocess.run(["git", "init", "-q", str(repo)], check=True,
+                   env={k: v for k, v in os.environ.items() if not k.startswith("GIT_")})
+    lint = ("from fieldwarden.cli import main\nsys.argv = ['fieldwarden', 'lint', 'deploy.yaml']\n"
+            "assert main() == 0, 'a clean file'")
+    modules = _loaded_by(lint, repo) - _loaded_by("import yaml", repo)  # (what site imported is not the lint's)
+    assert {"fieldwarden.linter.engine", "fieldwarden.policies.registry"} <= modules
+    assert not modules & set(DEFERRED)
+    assert not {m for m in modules if m.startswith(DEFERRED)}  # nor their submodules
