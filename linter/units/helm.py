@@ -40,7 +40,7 @@ from typing import Any, ContextManager, Iterable, Iterator, NamedTuple, Sequence
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from . import helm_archive, helm_budget, helm_child, helm_schema, helm_seccomp, helmmap, inline_values
+from . import helm_archive, helm_budget, helm_child, helm_fetch, helm_schema, helm_seccomp, helmmap, inline_values
 from ..loader import load
 from .not_linted import NotLinted
 from .rendered import FieldPath, Place, Render, RenderedObject, RenderProblem
@@ -48,7 +48,7 @@ from .plan import InlineValues
 
 EXTRA = helm_child.EXTRA  # the optional dependency's extra in pyproject.toml
 SOURCES = (__file__, helmmap.__file__, helm_child.__file__, helm_schema.__file__, helm_archive.__file__,
-           helm_budget.__file__, helm_seccomp.__file__, inline_values.__file__)  # the code a render depends on besides Helm (for a render cache's key)
+           helm_budget.__file__, helm_seccomp.__file__, inline_values.__file__, helm_fetch.__file__)  # the code a render depends on besides Helm (for a render cache's key)
 RELEASE = "release-name"  # `helm template`'s release name when none is given
 TIMEOUT = helm_budget.SET  # seconds a value set may take by default, child process start included (helm_budget.py)
 MEMORY = 1 << 30  # bytes of data the rendering process may hold
@@ -151,14 +151,15 @@ def render_chart(
 
 def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeout: float | None = None,
                       budgets: helm_budget.Budgets | None = None, run_started: float | None = None,
-                      slot: ContextManager[Any] | None = None) -> list[Render]:
+                      slot: ContextManager[Any] | None = None, network: bool = False) -> list[Render]:
     """`render_chart` for each value set of one chart, in order: the chart read, copied, parsed once.
 
     One child process renders them all (a new one takes over after a set that fails it), and
     the templates the mapping parses serve every set. `slot` is held while a child runs
     (renders.py bounds the child processes alive at once with it). Time is bounded by
     `budgets` (default: helm_budget.from_environment(); `timeout` replaces its per-set
-    seconds), the run's budget counted from `run_started` (time.monotonic(); default: now).
+    seconds), the run's budget counted from `run_started` (time.monotonic(); default: now). With
+    `network` (`lint --allow-network`), dependencies charts/ lacks are built first (helm_fetch.py).
     """
     chart = chart.strip("/") or "."
     here = root / chart
@@ -192,6 +193,10 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
         return [Render([], read, [*common, RenderProblem(chart_yaml, 1, 1, "a library chart renders nothing")])
                 for read in inputs]
     layout = _Layout(chart, snapshot)
+    clock = helm_budget.Clock(budgets, run_started)
+    fetch_failed = ""
+    if network:
+        layout, fetch_failed = _with_dependencies(layout, snapshot, meta, clock)
     results: list[Render | None] = [None] * len(sets)
     ready: list[tuple[int, list[tuple[str, str]], _ValueSources, list[RenderProblem]]] = []
     for index, value_set in enumerate(sets):
@@ -215,7 +220,7 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
     if not ready:
         return [render for render in results if render is not None]
     dependencies = layout.missing_dependencies(meta)
-    unbuilt = [p for p in dependencies if p.message.endswith(_NOT_BUILT)]
+    unbuilt = [p for p in dependencies if _MISSING in p.message]
     if not _engine_installed():
         missing = RenderProblem(chart_yaml, 1, 1, (
             f"rendering Helm charts needs Helm's engine: pip install 'fieldwarden[{EXTRA}]' "
@@ -231,30 +236,63 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
                      "namespace": sets[index].namespace or "default"} for index, values, _, _ in ready]
         labels = [_label(sets[index]) for index, _, _, _ in ready]
         with slot if slot is not None else contextlib.nullcontext():
-            replies = _run_helm(copy, requests, helm_budget.Clock(budgets, run_started), labels, Path(scratch))
+            replies = _run_helm(copy, requests, clock, labels, Path(scratch))
     templates = _Templates(layout)
     for (index, values, sources, problems), reply in zip(ready, replies):
         problems.extend(dependencies)
         problems.extend(copied)
         results[index] = _rendered(reply, inputs[index], layout, templates, sources, values, problems)
-        if unbuilt and "error" in reply and reply.get("stage") != "limit":
-            results[index] = _not_built(inputs[index], problems, unbuilt)
+        if unbuilt and reply.get("stage") != "limit":
+            results[index] = _not_built(results[index], "error" in reply, unbuilt, fetch_failed,
+                                        _fetchable(layout, meta))
     return [render for render in results if render is not None]
 
 
-def _not_built(inputs: list[str], problems: list[RenderProblem], unbuilt: list[RenderProblem]) -> Render:
-    """A set that fails while dependencies are not built: the unit is not linted (FW007), not the chart's FW006.
+def _fetchable(layout: _Layout, meta: dict[str, Any]) -> bool:
+    """Whether a dependency build could bring the chart's dependencies: each from a repository (not file://)."""
+    declared = _dependencies(meta, _plain_yaml(layout.files.get("requirements.yaml", b"")))
+    return bool(declared) and all(helm_fetch.remote(d) for d in declared)
 
-    Helm's error then names what the absent subchart would define (`no template "common.names.fullname"`),
-    which the repository need not fix: `helm dependency build` brings it. Other problems stay.
+
+def _with_dependencies(layout: _Layout, snapshot: _Snapshot, meta: dict[str, Any],
+                       clock: helm_budget.Clock) -> tuple[_Layout, str]:
+    """The layout with the dependencies charts/ lacks built from their repositories (`--allow-network`),
+    or as it was and why not. Only archives of missing dependencies are taken."""
+    missing = [p.message.split(" ", 2)[1] for p in layout.missing_dependencies(meta) if _MISSING in p.message]
+    if not missing or not _fetchable(layout, meta) or not _engine_installed():
+        return layout, ""
+    with tempfile.TemporaryDirectory(prefix="fieldwarden-helm-deps-") as scratch:
+        built = helm_fetch.build(snapshot.files, Path(scratch), clock.next_wait()[0], MEMORY, MAX_FILE, MAX_CHART)
+    if built.error:
+        return layout, built.error
+    for name, data in built.archives.items():
+        if any(name.startswith(f"charts/{wanted}-") for wanted in missing) and name not in snapshot.files:
+            snapshot.files[name] = data
+    return _Layout(layout.chart, snapshot), ""
+
+
+def _not_built(render: Render, failed: bool, unbuilt: list[RenderProblem], fetch_failed: str = "",
+               fetchable: bool = False) -> Render:
+    """A set rendered while dependencies are not built: the unit is not (wholly) linted, one FW007, no FW006.
+
+    What did render is linted; the dependencies' objects are not. When the set fails, Helm's error
+    names what the absent subchart would define (`no template "common.names.fullname"`), which the
+    repository need not fix: `helm dependency build` brings it. Other problems stay.
     """
     first = unbuilt[0]
     names = ", ".join(p.message.split(" ", 2)[1] for p in unbuilt)
-    kept = [p for p in problems[:-1] if p not in unbuilt]  # the last one is Helm's error, a consequence
-    return Render([], inputs, kept, not_linted=NotLinted(
-        f"the chart's dependencies are not built ({names} not in charts/), and it does not render without them",
-        "run `helm dependency build` on the chart before linting (fieldwarden fetches no charts)",
-        first.file, first.line, first.column))
+    problems = render.problems[:-1] if failed else render.problems  # a failure's last problem is Helm's error, a consequence
+    kept = [p for p in problems if p not in unbuilt]
+    effect = "and it does not render without them" if failed else "so their objects are not linted"
+    if fetch_failed:
+        reason = f"the chart's dependencies could not be built ({fetch_failed}), {effect}"
+        hint = "check this run's network access and the dependencies' repositories, or run `helm dependency build` first"
+    else:
+        reason = f"the chart's dependencies are not built ({names} not in charts/), {effect}"
+        hint = "run `helm dependency build` on the chart before linting" + (
+            ", or lint with --allow-network to let fieldwarden build them" if fetchable else "")
+    return Render(render.objects, render.inputs, kept, not_linted=NotLinted(reason, hint, first.file, first.line,
+                                                                            first.column))
 
 
 def _label(value_set: ValueSet) -> str:
@@ -497,13 +535,12 @@ class _Layout:
 
     def _dependency_place(self, scope: tuple[str, ...], archive: str) -> Place:
         """An archived subchart's objects go on its entry in the parent's Chart.yaml, else the archive."""
-        if not self.chart_yaml_text():
-            return (archive, 1, 1)
         wanted = scope[-1] if scope else ""
-        for number, line in enumerate(self.chart_yaml_text().splitlines(), 1):
-            match = re.match(r"\s*-?\s*(?:name|alias):\s*['\"]?([\w.-]+)", line)
-            if match and match.group(1) == wanted:
-                return (_join(self.chart, "Chart.yaml"), number, line.index(match.group(1)) + 1)
+        for file in ("Chart.yaml", "requirements.yaml"):  # Helm 3 still reads a requirements.yaml
+            for number, line in enumerate(self.files.get(file, b"").decode("utf-8", "replace").splitlines(), 1):
+                match = re.match(r"\s*-?\s*(?:name|alias):\s*['\"]?([\w.-]+)", line)
+                if match and match.group(1) == wanted:
+                    return (_join(self.chart, file), number, line.index(match.group(1)) + 1)
         return (archive, 1, 1)
 
     def source_of(self, helm_path: str) -> tuple[_Chart, str] | None:
@@ -533,15 +570,18 @@ class _Layout:
                 if isinstance(sub_meta, dict):
                     present.add(str(sub_meta.get("name") or ""))
         found = []
-        text = self.chart_yaml_text().splitlines()
+        texts = [(name, self.files.get(name, b"").decode("utf-8", "replace").splitlines())
+                 for name in ("Chart.yaml", "requirements.yaml")]  # Helm 3 still reads a requirements.yaml
         for dep in _dependencies(meta, _plain_yaml(self.files.get("requirements.yaml", b""))):
             name = str(dep.get("name") or "")
             if not name or name in present:
                 continue
-            line = next((n for n, t in enumerate(text, 1) if re.match(rf"\s*-?\s*name:\s*['\"]?{re.escape(name)}['\"]?\s*(#.*)?$", t)), 1)
+            entry = re.compile(rf"\s*-?\s*name:\s*['\"]?{re.escape(name)}['\"]?\s*(#.*)?$")
+            file, line = next(((f, n) for f, text in texts for n, t in enumerate(text, 1) if entry.match(t)),
+                              ("Chart.yaml", 1))
             source = f" from {dep['repository']}" if dep.get("repository") else ""
-            found.append(RenderProblem(_join(self.chart, "Chart.yaml"), line, 1, (
-                f"dependency {name}{source} is missing from charts/ (run `helm dependency build`): {_NOT_BUILT}")))
+            found.append(RenderProblem(_join(self.chart, file), line, 1, (
+                f"dependency {name}{source} {_MISSING}: {_NOT_BUILT}")))
         return found + self.problems
 
     def write(self, copy: Path, problems: list[RenderProblem]) -> None:
@@ -566,6 +606,7 @@ class _Layout:
 
 
 _NOT_BUILT = "its objects are not linted"
+_MISSING = "is missing from charts/ (run `helm dependency build`)"  # a dependency not built
 
 
 def _is_archive(name: str) -> bool:

@@ -434,20 +434,27 @@ def render_kustomization(root: Path, folder: str, tool: list[str] | None = None,
 
     problems.extend(_warnings(messages, unit))
     renderer = _Positions(root, kustomizations, unit)
-    return Render(renderer.objects(output, problems), inputs, problems)
+    objects = renderer.objects(output, problems)
+    if notes:  # built without its remote entries: what did build is linted, theirs is not (FW007, not FW006)
+        return _remote_not_linted(inputs, problems, notes, objects)
+    return Render(objects, inputs, problems)
 
 
-def _remote_not_linted(inputs: list[str], problems: list[RenderProblem], notes: list[RenderProblem]) -> Render:
-    """A unit that does not build without the remote entries it names: not linted (FW007), on the first.
+def _remote_not_linted(inputs: list[str], problems: list[RenderProblem], notes: list[RenderProblem],
+                       objects: list[RenderedObject] | None = None) -> Render:
+    """A unit built without the remote entries it names: not (wholly) linted, one FW007 on the first.
 
-    kustomize's error is then about what the remote base would have brought (a patch or a merging
-    generator without its target): a consequence, and worded with pointers, so it is left out.
+    When it does not build at all, kustomize's error is about what the remote base would have
+    brought (a patch or a merging generator without its target): a consequence, and worded with
+    pointers, so it is left out. When it builds (`objects`), those are linted; the entries' are not.
     """
     first = notes[0]
-    return Render([], inputs, [p for p in problems if all(p is not n for n in notes)], not_linted=NotLinted(
-        f"it does not build without its remote {'entries' if len(notes) > 1 else 'entry'} "
-        f"`{_entry(first)}`{f' (and {len(notes) - 1} more)' if len(notes) > 1 else ''}, "
-        "which fieldwarden does not fetch",
+    named = f"`{_entry(first)}`{f' (and {len(notes) - 1} more)' if len(notes) > 1 else ''}"
+    plural = len(notes) > 1
+    reason = (f"it does not build without its remote {'entries' if plural else 'entry'} {named}" if objects is None else
+              f"the objects of its remote {'entries' if plural else 'entry'} {named} are not in the unit")
+    return Render(objects or [], inputs, [p for p in problems if all(p is not n for n in notes)], not_linted=NotLinted(
+        f"{reason}, which fieldwarden does not fetch",
         "lint with --allow-network to let kustomize fetch it, or vendor it into the repository",
         first.file, first.line, first.column))
 

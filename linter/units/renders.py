@@ -35,7 +35,7 @@ class Layout(NamedTuple):
     consumed: frozenset[str]  # files some kustomization reads (never linted alone)
     charts: dict[str, list[tuple[str, ...]]]  # chart folder -> value sets (() = its values.yaml)
     kustomize: Any = None  # kustomize.py's layout, handed back to it when rendering
-    network: bool = False  # `lint --allow-network`: kustomize fetches remote bases (such renders are never cached)
+    network: bool = False  # `lint --allow-network`: kustomize fetches remote bases, Helm builds dependencies (never cached)
 
 
 EMPTY = Layout([], {}, frozenset(), {})
@@ -126,7 +126,7 @@ def render(
         before = [render_cache.snapshot(root, _known_inputs(job, layout, watched)) for job, _, watched in batch]
         rendered = _render_batch(root, jobs, layout, default_namespace, slots, started)
         for (job, tool, watched), render, inputs in zip(batch, rendered, before):
-            if cache and render.objects and not _fetches(job, layout):
+            if cache and render.objects and render.not_linted is None and not _fetches(job, layout):
                 render_cache.save(root, job, tool, watched, render, inputs)
             if made is not None:
                 made(job, render)
@@ -160,8 +160,9 @@ def _batches(pending: list[tuple[RenderJob, str, list[str]]]) -> list[list[tuple
 
 
 def _fetches(job: RenderJob, layout: Layout) -> bool:
-    """Whether the job's render may read what no cache key covers: remote bases, with --allow-network."""
-    return layout.network and job.tool == KUSTOMIZE
+    """Whether the job's render may read what no cache key covers: remote bases or chart dependencies,
+    with --allow-network."""
+    return layout.network
 
 
 def _cached(root: Path, job: RenderJob, tool: str, watched: list[str]) -> Render | None:
@@ -199,7 +200,8 @@ def _render_batch(root: Path, jobs: list[RenderJob], layout: Layout, default_nam
 
         sets = [ValueSet(tuple(each.values), each.namespace or default_namespace(each.folder), each.release or RELEASE,
                          each.inline) for each in jobs]
-        made: list[Render] = render_chart_sets(root, _theirs(job.folder), sets, slot=slots, run_started=started)
+        made: list[Render] = render_chart_sets(root, _theirs(job.folder), sets, slot=slots, run_started=started,
+                                               network=layout.network)
         return made
     except (OSError, ValueError, RuntimeError) as exc:  # renderers report problems; this is the last line
         where = f"{job.folder}/{CHART_FILE}" if job.tool == HELM else job.folder

@@ -8,8 +8,9 @@ The unit's objects are then not linted. FW006 is for what the repository must fi
 kustomization names that does not exist, a path out of the project, a template error), worded the
 same every run (kustomize's log prefix, times, PIDs and temporary folders left out). What is not
 the repository's fault is FW007 (unit-not-linted) instead: no renderer installed, a unit that does
-not build without a remote base fieldwarden did not fetch (`--allow-network` lets kustomize fetch
-it), a chart that does not render while its dependencies are not built (`helm dependency build`).
+build without its remote bases or resources, or a chart without its dependencies not built (whether
+the rest renders or not: `--allow-network` lets kustomize fetch them and Helm build them, or
+`helm dependency build` before linting).
 An empty values file (`---` and comments) is `{}`, as for Helm. It also reports what fieldwarden's
 limits on an untrusted chart leave out: a values.schema.json not provably self-contained (the
 chart renders without it), a subchart archive too large to unpack, a value set cut by a Helm

@@ -6,7 +6,10 @@ could not lint, once per unit, on its defining file (the `kustomization.yaml`, t
 the Argo CD Application or Flux object: on the object's first line, or on the `valueFiles` entry
 that cannot be read), saying why and what to do: no renderer installed
 (`pip install 'fieldwarden[render]'`, or kubectl/kustomize on PATH), a path that leads out of
-the project, a values file that cannot be read. A run that leaves a unit unchecked therefore
+the project, a values file that cannot be read, remote kustomize bases or resources not fetched
+or chart dependencies not built (also when the rest of the unit renders and is linted: what they
+would bring is not; `--allow-network` lets kustomize fetch them and Helm build them). A run that
+leaves a unit unchecked therefore
 never ends in "All checks passed!". What the repository itself must fix (a kustomization entry
 naming a missing file, a template error) is `FW006` instead.
 

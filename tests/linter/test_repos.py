@@ -167,7 +167,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def test_the_corpus_is_complete() -> None:
-    assert NAMES == ["argocd-apps", "autopilot-bootstrap", "examples-folder", "flux-fleet", "flux-multi-tenancy",
+    assert NAMES == ["argocd-addons", "argocd-apps", "autopilot-bootstrap", "examples-folder", "flux-fleet", "flux-multi-tenancy",
                      "helm-chart", "install-variants", "kubebuilder-v3", "kustomize-app", "kyverno-tests", "operator",
                      "sample-folders"]
     for name in NAMES:

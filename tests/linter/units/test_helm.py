@@ -411,9 +411,13 @@ def test_template_that_renders_broken_yaml(tmp_path: Path) -> None:
 def test_missing_dependencies_are_said_and_the_rest_renders(tmp_path: Path) -> None:
     chart = CHART + "dependencies:\n  - name: postgresql\n    version: 15.x.x\n    repository: oci://registry-1.docker.io/bitnamicharts\n"
     render = render_with(tmp_path, {"demo/Chart.yaml": chart, "demo/templates/cm.yaml": "kind: ConfigMap\n"})
-    assert places(render) == [("demo/Chart.yaml", 5, 1)]
-    assert "postgresql" in render.problems[0].message and "helm dependency build" in render.problems[0].message
-    assert len(render.objects) == 1
+    assert render.problems == [] and len(render.objects) == 1  # what rendered is linted; no FW006
+    why = render.not_linted
+    assert why is not None and (why.file, why.line) == ("demo/Chart.yaml", 5)
+    assert why.message() == (
+        "not linted: the chart's dependencies are not built (postgresql not in charts/), so their objects are not "
+        "linted; run `helm dependency build` on the chart before linting, or lint with --allow-network to let "
+        "fieldwarden build them")
 
 
 # bitnami/charts bitnami/nginx: the `common` library chart is a dependency, fetched by `helm dependency
@@ -442,7 +446,8 @@ def test_a_chart_whose_dependencies_are_not_built_is_not_linted_not_failed(tmp_p
     assert (render.not_linted.file, render.not_linted.line) == ("demo/Chart.yaml", 5)  # `- name: common`
     assert render.not_linted.message() == (
         "not linted: the chart's dependencies are not built (common not in charts/), and it does not render without "
-        "them; run `helm dependency build` on the chart before linting (fieldwarden fetches no charts)")
+        "them; run `helm dependency build` on the chart before linting, or lint with --allow-network to let "
+        "fieldwarden build them")
 
 
 def test_a_template_error_with_dependencies_built_stays_render_failed(tmp_path: Path) -> None:
@@ -748,3 +753,75 @@ def test_value_sets_of_a_chart_render_together_and_one_failing_costs_only_itself
 if __name__ == "__main__":
     found, _ = measure()
     print(report(found))
+
+
+# -- dependencies built with --allow-network (helm_fetch.py) ----------------------------------------------
+# argoproj/argo-cd 37ee009 applicationset/examples/git-generator-directory/cluster-addons/prometheus-operator:
+# a chart that is only a dependency in requirements.yaml (tests/fixtures/repos/argocd-addons). Its repository
+# is replaced by one on 127.0.0.1 serving an index.yaml and a packaged kube-prometheus-stack made here, whose
+# Deployment has no selector (FW101).
+
+ADDONS = Path(__file__).resolve().parents[2] / "fixtures" / "repos" / "argocd-addons" / "cluster-addons"
+NO_SELECTOR = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: operator\nspec:\n  template:\n    spec:\n" \
+              "      containers:\n      - name: operator\n        image: quay.io/prometheus-operator/operator:v0.60.0\n"
+
+
+@pytest.fixture()
+def chart_repository(tmp_path: Path) -> Iterator[str]:
+    """A chart repository on 127.0.0.1 (a tiny HTTP server) holding kube-prometheus-stack 40.5.0."""
+    import functools
+    import http.server
+    import threading
+
+    import helm_python
+
+    source = write(tmp_path / "src", {"kube-prometheus-stack/Chart.yaml": "apiVersion: v2\nname: kube-prometheus-stack\n"
+                                                                          "version: 40.5.0\n",
+                                      "kube-prometheus-stack/templates/operator.yaml": NO_SELECTOR})
+    served = tmp_path / "served"
+    served.mkdir()
+    helm_python.package(source / "kube-prometheus-stack", destination=served)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    handler.log_message = lambda *args: None  # type: ignore[attr-defined]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    helm_python.repo_index_generate(served, base_url=url)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield url
+    finally:
+        server.shutdown()
+        thread.join(10)
+
+
+def test_allow_network_builds_dependencies_that_are_not_vendored(tmp_path: Path, chart_repository: str) -> None:
+    from tests.helpers import git_repo, lint
+
+    chart = "cluster-addons/prometheus-operator"
+    files = {f"{chart}/{p.name}": p.read_text() for p in (ADDONS / "prometheus-operator").iterdir()}
+    files[f"{chart}/requirements.yaml"] = files[f"{chart}/requirements.yaml"].replace(
+        "https://prometheus-community.github.io/helm-charts", chart_repository)
+    repo = git_repo(tmp_path / "repo", files)
+    offline = lint([], cwd=repo)
+    assert [(f["file"], f["line"], f["code"]) for f in offline.findings] == [(f"{chart}/requirements.yaml", 2, "FW007")]
+    assert offline.code == 1 and "--allow-network" in offline.findings[0]["message"]
+    started = time.monotonic()
+    online = lint(["--allow-network"], cwd=repo)
+    assert time.monotonic() - started < 60
+    assert [(f["file"], f["line"], f["code"]) for f in online.findings] == [  # on the dependency's entry
+        (f"{chart}/requirements.yaml", 2, "FW101"), (f"{chart}/requirements.yaml", 2, "FW201")]
+    assert online.code == 1 and "Deployment/default/operator" in online.findings[0]["object"]
+    assert sorted(p.name for p in (repo / chart).iterdir()) == ["Chart.yaml", "requirements.yaml", "values.yaml"]
+
+
+def test_a_dependency_build_that_fails_is_not_linted_and_says_why(tmp_path: Path) -> None:
+    chart = CHART + "dependencies:\n- name: common\n  version: 1.0.0\n  repository: http://127.0.0.1:9\n"
+    write(tmp_path, {"demo/Chart.yaml": chart, "demo/templates/cm.yaml": "kind: ConfigMap\n"})
+    [render] = helm.render_chart_sets(tmp_path, "demo", [helm.ValueSet()], network=True)
+    assert render.problems == [] and len(render.objects) == 1 and render.not_linted is not None
+    assert render.not_linted.message().startswith(
+        "not linted: the chart's dependencies could not be built (`helm dependency build` failed: ")
+    assert render.not_linted.message().endswith(
+        "so their objects are not linted; check this run's network access and the dependencies' repositories, "
+        "or run `helm dependency build` first")

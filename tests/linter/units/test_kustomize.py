@@ -299,8 +299,13 @@ def test_a_remote_resource_is_skipped_with_a_note_and_the_rest_renders() -> None
     render = render_kustomization(SHOP, "remote")
     assert time.monotonic() - started < 20  # nothing was fetched (or waited for)
     assert [k for k in by_name(render)] == [("ConfigMap", "settings")]
-    [note] = render.problems
-    assert (note.file, note.line) == ("remote/kustomization.yaml", 2) and "not fetched" in note.message
+    assert render.problems == []  # what is not the repository's to fix is no FW006: one FW007 for the unit
+    why = render.not_linted
+    assert why is not None and (why.file, why.line) == ("remote/kustomization.yaml", 2)
+    assert why.message() == (
+        "not linted: the objects of its remote entry `https://github.com/example/not-fetched//deploy?ref=v1.0.0` are "
+        "not in the unit, which fieldwarden does not fetch; "
+        "lint with --allow-network to let kustomize fetch it, or vendor it into the repository")
 
 
 @needs_kustomize
