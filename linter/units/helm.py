@@ -241,10 +241,10 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
     for (index, values, sources, problems), reply in zip(ready, replies):
         problems.extend(dependencies)
         problems.extend(copied)
-        results[index] = _rendered(reply, inputs[index], layout, templates, sources, values, problems)
+        made = _rendered(reply, inputs[index], layout, templates, sources, values, problems)
         if unbuilt and reply.get("stage") != "limit":
-            results[index] = _not_built(results[index], "error" in reply, unbuilt, fetch_failed,
-                                        _fetchable(layout, meta))
+            made = _not_built(made, "error" in reply, unbuilt, fetch_failed, _fetchable(layout, meta))
+        results[index] = made
     return [render for render in results if render is not None]
 
 
