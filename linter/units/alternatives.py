@@ -13,8 +13,9 @@ A **folder of samples** is one where two different files define exactly the same
 same identities, nothing else, written differently: Argo CD's `applicationset/examples/cluster/` writes ApplicationSet
 `guestbook` once with Go templates and once with fasttemplate, MetalLB's `configsamples/` one
 `BGPPeer peer` per file): such copies are never applied together, so the folder holds samples
-a user picks from, and there any two files sharing an object are alternatives (MetalLB's
-`bgppeer_with_bfdprofile.yaml` beside `bgppeer_simple.yaml`). A folder without such copies
+a user picks from, one at a time: there every two files are alternatives, each file a unit of
+its own (no FW305 between MetalLB's `bgppeer_with_bfdprofile.yaml` and `bgppeer_simple.yaml`,
+no FW105 between two samples' Deployments). A folder without such copies
 keeps the rule above: a Namespace repeated in two otherwise different files stays a duplicate,
 and so does a file copied whole (the same bytes twice is a copy left behind, not a sample).
 
@@ -49,7 +50,8 @@ def _never(_a: str, _b: str) -> bool:
 def alternative_pairs(files: Sequence[str], keys_of: Keys, same: Same = _never) -> set[frozenset[str]]:
     """The pairs of files that are alternatives (see the module docstring)."""
     own = _own(files, keys_of)
-    samples = bool(copies(own, same))
+    if copies(own, same):  # a folder of samples: each file alone
+        return {frozenset(pair) for pair in combinations(files, 2)}
     holders: dict[ObjectKey, list[str]] = defaultdict(list)
     for path in files:
         for key in own[path]:
@@ -61,7 +63,7 @@ def alternative_pairs(files: Sequence[str], keys_of: Keys, same: Same = _never) 
     pairs = set()
     for pair, count in shared.items():
         smaller = min(len(own[path]) for path in pair)
-        if samples or (count >= MIN_SHARED and 2 * count >= smaller):
+        if count >= MIN_SHARED and 2 * count >= smaller:
             pairs.add(pair)
     return pairs
 
