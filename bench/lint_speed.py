@@ -117,7 +117,7 @@ def ms(seconds: float) -> str:
 
 # -- a ----------------------------------------------------------------------------------------
 
-def bench_startup(corpus: Path, work: Path, runs: int, fw: list[str]) -> tuple[list[Row], float]:
+def bench_startup(corpus: Path, work: Path, runs: int, fw: list[str]) -> tuple[list[Row], float | None]:
     """One small file in a small git repo, and `--version`, vs `python -c "import yaml"`, all three in a
     regular install (regular_install); then the same lint and baseline with a bare interpreter."""
     repo = work / "small"
@@ -128,7 +128,10 @@ def bench_startup(corpus: Path, work: Path, runs: int, fw: list[str]) -> tuple[l
     for path in files:
         shutil.copy(path, repo / path.name)
     git_repo(repo)
-    python, script, env = regular_install()
+    try:
+        python, script, env = regular_install()
+    except (OSError, subprocess.CalledProcessError) as exc:  # e.g. no build backend and no package index
+        return [Row("a  one file, regular install", "-", f"could not build the install: {exc}", "-", "<= 1.3", None)], None
     lint = [str(script), "lint", target.name]
     version = [str(script), "--version"]
     baseline = [str(python), "-c", "import yaml"]
