@@ -23,6 +23,12 @@ d. a generated repository of rendered units (bench/units_corpus.py: 40 Helm char
    (max RSS of the lint and of each process it starts) < 300 MB. Beside it, shown, the same
    renders with a process per chart and value set (what running `helm template` per unit costs). Then pre-commit on one changed file inside rendered
    units, its renders made again and the rest from the caches: <= 1 s.
+f. (--repos DIR) the mixed tree of real charts, kustomize roots and plain folders (bench/real_trees.py
+   MIXED), `fieldwarden lint` cold vs rendering the same units without origin annotations (`kubectl
+   kustomize DIR`, Helm as in d; units that fail to render are left out of the floor): <= 1.15.
+g. (--repos DIR) kubeflow/manifests warm (render cache filled, nothing changed) vs a warm lint of the
+   same tree with its units turned off (kustomization files and Chart.yaml removed: every YAML file
+   linted as a plain file): <= 2; CPU time shown.
 
 Machines are noisy: the runs interleave measurement and baseline, report medians, and
 compare ratios, never absolute times (except c, whose target is absolute).
@@ -583,12 +589,118 @@ def table(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
+# -- f, g: real repositories (bench/real_trees.py builds the trees from the pinned checkouts) -----
+
+
+def _units_plan(repo: Path, fw: list[str]) -> dict[str, Any]:
+    """What the lint renders: `fieldwarden units --format json` as {"kustomize_units", "helm_units"}."""
+    done = subprocess.run([*fw, "units", "--format", "json"], cwd=repo, capture_output=True, text=True, env=ENV)
+    units = json.loads(done.stdout)["units"]
+    renders = [r for unit in units for r in unit["renders"]]
+    return {"kustomize_units": [r["folder"] for r in renders if r["tool"] == "kustomize"],
+            "helm_units": [(r["folder"], r["values"]) for r in renders if r["tool"] == "helm"],
+            "plain": sum(1 for unit in units if unit["kind"] == "plain folder")}
+
+
+def _buildable(repo: Path, kustomize: Sequence[str], info: dict[str, Any]) -> dict[str, Any]:
+    """The floor renders what renders: units that fail (cheaply, in the lint too) are left out of it."""
+    kept = [unit for unit in info["kustomize_units"]
+            if subprocess.run([*kustomize, str(repo / unit)], capture_output=True).returncode == 0]
+    charts: dict[str, list[Any]] = {}
+    for chart, values in info["helm_units"]:
+        charts.setdefault(chart, []).append(values)
+    helm = []
+    for chart, sets in charts.items():
+        for values in sets:
+            batch = json.dumps([[str(repo / v) for v in values]])
+            if subprocess.run([sys.executable, "-I", "-c", _HELM_RENDER, str(repo / chart), batch],
+                              capture_output=True, env=ENV).returncode == 0:
+                helm.append((chart, values))
+    return {**info, "kustomize_units": kept, "helm_units": helm}
+
+
+def bench_mixed(repos: Path | None, work: Path, runs: int, fw: list[str]) -> list[Row]:
+    """f. the mixed tree of real charts, kustomize roots and plain folders, cold, vs rendering it without origin annotations."""
+    import real_trees
+    from fieldwarden.linter.units.tools import find_kustomize
+
+    name = "f  mixed real charts + kustomize roots, cold"
+    kustomize = find_kustomize()
+    repo = work / "mixed"
+    why = "kustomize not found" if kustomize is None else real_trees.mixed_tree(repos, repo)
+    if why:
+        return [Row(name, "-", f"skipped: {why}", "-", "<= 1.15", None)]
+    assert kustomize is not None
+    plan = _units_plan(repo, fw)
+    info = _buildable(repo, kustomize, plan)
+    lints: list[Measured] = []
+    floors: list[float] = []
+
+    def floor() -> float:
+        wall, cpu = render_only(repo, kustomize, info, _cpus(), per_chart=True)
+        floors.append(cpu)
+        return wall
+
+    def lint_cold() -> float:
+        shutil.rmtree(repo / ".fieldwarden_cache", ignore_errors=True)
+        result = measured([*fw, "lint"], repo, work / "mixed-lint.log")
+        lints.append(result)
+        return result.wall
+
+    base, whole = interleaved(runs, floor, lint_cold, warmup=1)
+    ratios = [lint / render for lint, render in zip(whole, base)]
+    cpu_l, cpu_f = statistics.median(r.cpu for r in lints[-runs:]), statistics.median(floors[-runs:])
+    charts = len({chart for chart, _ in plan["helm_units"]})
+    label = (f"{name} ({charts} charts, {len(plan['helm_units'])} value sets, {len(plan['kustomize_units'])} kustomize "
+             f"roots, {plan['plain']} plain folders)")
+    return [
+        Row(label, f"render, no origin annotations {ms(statistics.median(base))}", f"lint {ms(statistics.median(whole))}",
+            f"{statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})", "<= 1.15",
+            statistics.median(ratios) <= 1.15),
+        Row("   CPU time of all processes", f"render {cpu_f:.1f} s", f"lint {cpu_l:.1f} s", f"{cpu_l / cpu_f:.2f}",
+            "(shown)", None),
+        Row(f"   floor renders {len(info['kustomize_units'])} roots, {len(info['helm_units'])} sets (the rest fail)",
+            "-", "-", "-", "(shown)", None),
+    ]
+
+
+def bench_kubeflow(repos: Path | None, work: Path, runs: int, fw: list[str]) -> list[Row]:
+    """g. kubeflow/manifests warm (nothing changed) vs a warm lint of the same tree with its units turned off."""
+    import real_trees
+
+    name = "g  kubeflow/manifests warm, nothing changed"
+    repo, plain = work / "kubeflow", work / "kubeflow-plain"
+    why = real_trees.kubeflow_tree(repos, repo) or real_trees.kubeflow_tree(repos, plain)
+    if why:
+        return [Row(name, "-", f"skipped: {why}", "-", "<= 2", None)]
+    real_trees.without_units(plain)
+    measured([*fw, "lint"], repo, work / "kubeflow-lint.log")  # fills the render and context caches
+    cpus: dict[str, list[float]] = {"units": [], "plain": []}
+
+    def run(tree: Path, key: str) -> float:
+        result = measured([*fw, "lint"], tree, work / f"kubeflow-{key}.log")
+        cpus[key].append(result.cpu)
+        return result.wall
+
+    base, whole = interleaved(runs, lambda: run(plain, "plain"), lambda: run(repo, "units"), warmup=1)
+    ratios = [w / b for w, b in zip(whole, base)]
+    cpu_u, cpu_p = statistics.median(cpus["units"][-runs:]), statistics.median(cpus["plain"][-runs:])
+    return [
+        Row(f"{name} (render cache filled)", f"plain lint, units off {ms(statistics.median(base))}",
+            f"lint {ms(statistics.median(whole))}", f"{statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})",
+            "<= 2", statistics.median(ratios) <= 2),
+        Row("   CPU time", f"plain lint {cpu_p:.1f} s", f"lint {cpu_u:.1f} s", f"{cpu_u / cpu_p:.2f}", "(shown)", None),
+    ]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=HERE / ".corpus", help="where the corpus is (generated if absent)")
     parser.add_argument("--runs", type=int, default=15, help="runs per measurement for a and c (b uses a fifth, d a third)")
     parser.add_argument("--only", default="abcd", help="which targets to measure, e.g. `ac`")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--repos", type=Path, default=None,
+                        help="the pinned checkouts (bench/real_inputs.py) for the rows on real inputs; skipped without")
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
@@ -611,6 +723,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.extend(bench_context(args.corpus, work, objects, max(5, args.runs // 2), fw, single))
         if "d" in args.only:
             rows.extend(bench_units(work, max(3, args.runs // 3), fw, args.seed))
+        if "f" in args.only:
+            rows.extend(bench_mixed(args.repos, work, max(3, args.runs // 3), fw))
+        if "g" in args.only:
+            rows.extend(bench_kubeflow(args.repos, work, max(3, args.runs // 3), fw))
     print()
     print(table(rows))
     print(f"\n({time.perf_counter() - started:.0f} s)")

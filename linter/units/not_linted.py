@@ -8,7 +8,7 @@ run reports it as one FW007 (unit-not-linted) finding on the unit's defining fil
 (kustomization.yaml, Chart.yaml, the GitOps object), with the reason and what to do. What the
 repository must fix stays an FW006 problem instead.
 
-Plain data, like rendered.py: it survives the render cache (which keeps no such render anyway).
+Plain data, like rendered.py: it survives the render cache (render_cache.py keeps such renders too).
 """
 
 from __future__ import annotations

@@ -11,6 +11,11 @@ render must not outlive that), or another renderer makes it a miss, so an entry 
 files, namespace, release name, inline values), the tool (its path, size and time), fieldwarden's version and
 the renderer's modules (for Helm, helm.SOURCES: the engine's driver and the line mapping).
 
+Failed and empty renders are kept as well (their FW006/FW007 findings come back the same, and a
+warm run re-renders nothing that did not change), under the same key; `lasting` leaves out what
+another run may not repeat: a time or memory limit, a renderer that could not start, a render
+with no inputs (its key would cover nothing).
+
 Of the lint core it imports only ../cache.py (the cache folder, the digest and the MAC'd
 read and write), the one module of units/ that does besides the readers of ../loader.py.
 """
@@ -19,15 +24,17 @@ from __future__ import annotations
 
 import marshal
 import os
+from itertools import chain
 from pathlib import Path
 from typing import Any, Sequence
 
 from ... import __version__
 from ..cache import CACHE_DIR, digest, read_authentic, write_authentic
+from .not_linted import NotLinted
 from .rendered import Render, RenderedObject, RenderProblem
 from .plan import RenderJob
 
-FORMAT = 3  # 3: an input's key holds where it resolves to
+FORMAT = 4  # 3: an input's key holds where it resolves to; 4: failed renders, with why not linted
 _PURPOSE = b"render-cache"
 
 
@@ -66,11 +73,14 @@ def listing(root: Path, folder: str) -> list[str]:
     return sorted(found)
 
 
-def load(root: Path, job: RenderJob, tool: str, watched: Sequence[str]) -> Render | None:
+def load(root: Path, job: RenderJob, tool: str, watched: Sequence[str],
+         known: dict[str, bytes | None] | None = None) -> Render | None:
     """The cached render of `job`, if every file it was made from is unchanged; else None.
 
-    `watched` is the listing the render depended on (see `listing`), or () when none.
+    `watched` is the listing the render depended on (see `listing`), or () when none. `known`
+    holds the digests this run took already (renders.py passes one per run: units share bases).
     """
+    digests = {} if known is None else known
     try:
         raw = marshal.loads(read_authentic(entry_path(root, job, tool), _PURPOSE))
         if type(raw) is not dict or raw.get("signature") != _signature(job, tool):
@@ -83,7 +93,8 @@ def load(root: Path, job: RenderJob, tool: str, watched: Sequence[str]) -> Rende
         for entry in inputs:
             if type(entry) is not list or len(entry) != 2 or type(entry[0]) is not str:
                 return None
-            if file_digest(root, entry[0]) != entry[1]:
+            key = digests[entry[0]] if entry[0] in digests else digests.setdefault(entry[0], file_digest(root, entry[0]))
+            if key != entry[1]:
                 return None
         return _decode(raw.get("render"))
     except (OSError, ValueError, TypeError, EOFError, RecursionError, IndexError):
@@ -118,6 +129,25 @@ def save(root: Path, job: RenderJob, tool: str, watched: Sequence[str], render: 
     write_authentic(entry_path(root, job, tool), data, _PURPOSE)
 
 
+# Problems another run may not repeat (the machine's load, its limits): such renders are made again.
+_PASSING = (
+    "was used up",  # helm_budget.py: a chart's or the run's time budget
+    "and was stopped",  # Helm: a value set over its time or its memory
+    "cannot start the rendering process", "the rendering process failed",  # Helm's child
+    "did not finish within", "output exceeds", "cannot run ",  # kustomize.py's _run
+)
+
+
+def lasting(render: Render) -> bool:
+    """Whether a render is worth keeping: it read some input, and nothing in it depends on the run."""
+    if not render.inputs:  # a renderer that raised (renders.py's last line): its key would cover nothing
+        return False
+    words = [problem.message for problem in render.problems]
+    if render.not_linted is not None:
+        words.append(render.not_linted.reason)
+    return not any(sign in message for message in words for sign in _PASSING)
+
+
 def _signature(job: RenderJob, tool: str) -> list[Any]:
     return [FORMAT, __version__, marshal.version, list(job[:2]), list(job.values), job.namespace, job.release,
             repr(job.inline), tool]
@@ -129,25 +159,27 @@ def _encode(render: Render) -> list[Any]:
          [list(path) for path in sorted(obj.approximate, key=repr)]]
         for obj in render.objects
     ]
-    return [objects, list(render.inputs), [list(problem) for problem in render.problems]]
+    not_linted = list(render.not_linted) if render.not_linted is not None else None
+    return [objects, list(render.inputs), [list(problem) for problem in render.problems], not_linted]
 
 
 def _decode(raw: Any) -> Render:
     """A Render from its cached form; ValueError unless every part has the expected type."""
-    if type(raw) is not list or len(raw) != 3 or not all(type(part) is list for part in raw):
+    if type(raw) is not list or len(raw) != 4 or not all(type(part) is list for part in raw[:3]):
         raise ValueError("malformed render")
     objects = []
     for item in raw[0]:
         if type(item) is not list or len(item) != 4 or type(item[0]) is not str or type(item[1]) is not list \
                 or type(item[3]) is not list:
             raise ValueError("malformed rendered object")
-        positions = {}
-        for entry in item[1]:
-            if type(entry) is not list or len(entry) != 4 or type(entry[0]) is not list:
-                raise ValueError("malformed position")
-            if not all(type(part) in (str, int) for part in entry[0]):
-                raise ValueError("malformed field path")
-            positions[tuple(entry[0])] = _place(entry[1:])
+        entries = item[1]  # [[path, file, line, column], ...]: the types checked a column at a time (a warm run reads 100,000s)
+        if not set(map(type, entries)) <= {list} or not set(map(len, entries)) <= {4}:
+            raise ValueError("malformed position")
+        paths, files, lines, columns = zip(*entries) if entries else ((), (), (), ())
+        if not set(map(type, paths)) <= {list} or not set(map(type, chain.from_iterable(paths))) <= _PARTS \
+                or not set(map(type, files)) <= {str} or not set(map(type, lines)) | set(map(type, columns)) <= {int}:
+            raise ValueError("malformed field path")
+        positions = dict(zip(map(tuple, paths), zip(files, lines, columns)))
         approximate = []
         for path in item[3]:
             if type(path) is not list or not all(type(part) in (str, int) for part in path):
@@ -165,7 +197,19 @@ def _decode(raw: Any) -> Render:
         if type(entry[3]) is not str:
             raise ValueError("malformed problem")
         problems.append(RenderProblem(file, line, column, entry[3]))
-    return Render(objects, list(inputs), problems)
+    return Render(objects, list(inputs), problems, _not_linted(raw[3]))
+
+
+def _not_linted(raw: Any) -> NotLinted | None:
+    if raw is None:
+        return None
+    if type(raw) is not list or len(raw) != 5 or not all(type(part) is str for part in raw[:3]):
+        raise ValueError("malformed not-linted reason")
+    file, line, column = _place(raw[2:])
+    return NotLinted(raw[0], raw[1], file, line, column)
+
+
+_PARTS = {str, int}
 
 
 def _place(raw: Any) -> tuple[str, int, int]:

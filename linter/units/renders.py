@@ -107,13 +107,14 @@ def render(
     skipped: dict[RenderJob, NotLinted] = {}
     tools = {tool: _tool(tool) for tool in {job.tool for job in jobs}}
     pending: list[tuple[RenderJob, str, list[str]]] = []
+    digests: dict[str, bytes | None] = {}  # input files' keys, each hashed once for every cache lookup
     for job in dict.fromkeys(jobs):
         tool = tools[job.tool]
         if tool is None:
             skipped[job] = _missing(job.tool)
             continue
         watched = _watched(root, job)
-        cached = _cached(root, job, tool, watched) if cache and not _fetches(job, layout) else None
+        cached = _cached(root, job, tool, watched, digests) if cache and not _fetches(job, layout) else None
         if cached is not None:
             renders[job] = cached
         else:
@@ -126,7 +127,7 @@ def render(
         before = [render_cache.snapshot(root, _known_inputs(job, layout, watched)) for job, _, watched in batch]
         rendered = _render_batch(root, jobs, layout, default_namespace, slots, started)
         for (job, tool, watched), render, inputs in zip(batch, rendered, before):
-            if cache and render.objects and render.not_linted is None and not _fetches(job, layout):
+            if cache and render_cache.lasting(render) and not _fetches(job, layout):  # failed renders too
                 render_cache.save(root, job, tool, watched, render, inputs)
             if made is not None:
                 made(job, render)
@@ -165,10 +166,11 @@ def _fetches(job: RenderJob, layout: Layout) -> bool:
     return layout.network
 
 
-def _cached(root: Path, job: RenderJob, tool: str, watched: list[str]) -> Render | None:
+def _cached(root: Path, job: RenderJob, tool: str, watched: list[str],
+            digests: dict[str, bytes | None] | None = None) -> Render | None:
     from . import render_cache
 
-    return render_cache.load(root, job, tool, watched)
+    return render_cache.load(root, job, tool, watched, digests)
 
 
 def _known_inputs(job: RenderJob, layout: Layout, watched: list[str]) -> list[str]:

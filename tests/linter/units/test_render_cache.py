@@ -1,0 +1,95 @@
+"""The render cache keeps failed renders too (issue 23): a warm run renders nothing that did not change."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fieldwarden.linter.units import kustomize, render_cache
+from fieldwarden.linter.units.not_linted import NotLinted
+from fieldwarden.linter.units.plan import KUSTOMIZE, RenderJob
+from fieldwarden.linter.units.rendered import Render, RenderProblem
+from tests.helpers import FIXTURES, git_repo, lint
+
+from .test_kustomize import needs_kustomize
+
+FAILED = FIXTURES / "repos" / "kubeflow-failed-render"
+
+
+def _builds(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every kustomize build the test's runs make."""
+    made: list[Any] = []
+    real = kustomize._run
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        made.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(kustomize, "_run", counted)
+    return made
+
+
+@needs_kustomize
+def test_a_failed_render_comes_back_from_the_cache_identical(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = git_repo(tmp_path / "repo")
+    shutil.copytree(FAILED / "options", root / "options")
+    builds = _builds(monkeypatch)
+    cold = lint([], cwd=root)
+    assert len(builds) == 1
+    failed = [(f["file"], f["line"], f["code"]) for f in cold.findings if f["code"] == "FW006"]
+    assert failed == [("options/istio/kustomization.yaml", 5, "FW006")]  # the entry naming the missing file
+    assert "istio-authorization-policy.yaml" in next(f["message"] for f in cold.findings if f["code"] == "FW006")
+
+    warm = lint([], cwd=root)
+    assert len(builds) == 1  # nothing built again
+    assert (warm.code, warm.findings) == (cold.code, cold.findings)
+
+    (root / "options/istio/istio-authorization-policy.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: policy\n", encoding="utf-8")
+    fixed = lint([], cwd=root)
+    assert len(builds) == 2  # the missing file appeared: a miss
+    assert not [f for f in fixed.findings if f["code"] == "FW006"]
+
+
+@needs_kustomize
+def test_a_changed_kustomization_invalidates_a_cached_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = git_repo(tmp_path / "repo")
+    shutil.copytree(FAILED / "options", root / "options")
+    builds = _builds(monkeypatch)
+    lint([], cwd=root)
+    kustomization = root / "options/istio/kustomization.yaml"
+    kustomization.write_text(kustomization.read_text(encoding="utf-8").replace("- istio-authorization-policy.yaml\n", ""),
+                             encoding="utf-8")
+    again = lint([], cwd=root)
+    assert len(builds) == 2
+    assert not [f for f in again.findings if f["code"] == "FW006"]
+
+
+def _job() -> RenderJob:
+    return RenderJob(KUSTOMIZE, "app")
+
+
+def test_why_a_unit_was_not_linted_survives_the_cache(tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app/kustomization.yaml").write_text("resources: [https://example.com/x.yaml]\n", encoding="utf-8")
+    why = NotLinted("it does not build without its remote entry `https://example.com/x.yaml`", "vendor it",
+                    "app/kustomization.yaml", 1, 12)
+    made = Render([], ["app/kustomization.yaml"], [RenderProblem("app/kustomization.yaml", 1, 1, "note")], why)
+    assert render_cache.lasting(made)
+    render_cache.save(tmp_path, _job(), "tool", [], made, {})
+    assert render_cache.load(tmp_path, _job(), "tool", []) == made
+    (tmp_path / "app/kustomization.yaml").write_text("resources: []\n", encoding="utf-8")
+    assert render_cache.load(tmp_path, _job(), "tool", []) is None
+
+
+@pytest.mark.parametrize("message", [
+    "kustomize: kustomize did not finish within 60 s",
+    "value set ci/a-values.yaml not rendered: this chart's Helm time budget of 120 s (FIELDWARDEN_HELM_CHART_SECONDS) was used up",
+    "rendering needed more than 512 MiB of memory and was stopped",
+])
+def test_what_another_run_may_not_repeat_is_not_kept(message: str) -> None:
+    assert not render_cache.lasting(Render([], ["app/kustomization.yaml"], [RenderProblem("app/kustomization.yaml", 1, 1, message)]))
+    assert not render_cache.lasting(Render([], [], [RenderProblem("app", 1, 1, "kustomize failed: boom")]))  # read nothing
