@@ -62,6 +62,7 @@ class UnitRun:
         self.failures: list[Finding] = []  # FW006: renders that failed, placed in a file being linted; FW007: units not linted
         self._analysed: dict[RenderJob, list[_Analysed]] = {}
         self._parsed: dict[int, tuple[RenderedObject, Any]] = {}  # id(rendered object) -> (it, its data)
+        self._texts: dict[tuple[str, str], FileResult] = {}  # (anchor file, rendered text) -> its analysis
         self.using: dict[RenderJob, list[Unit]] = {}  # job -> the linted units that render it
         self.chosen: list[Unit] = []  # what `relevant` returned (the live checks go through them again)
 
@@ -233,7 +234,11 @@ class UnitRun:
         analysed: list[_Analysed] = []
         for obj in made.objects if made is not None else ():
             anchor = self.names.display(obj.anchor[0])
-            result = analyse(anchor, obj.text.encode("utf-8", "surrogateescape"), "", self.settings_for(anchor), True, None)
+            # a chart's value sets render most objects alike: the same text in the same file is analysed once
+            result = self._texts.get((anchor, obj.text))
+            if result is None:
+                result = self._texts[anchor, obj.text] = analyse(
+                    anchor, obj.text.encode("utf-8", "surrogateescape"), "", self.settings_for(anchor), True, None)
             # other objects' messages name it where it is written, not by its line in the render
             result = result._replace(objects=[r._replace(origin=self._origin(obj, r.prefix)) for r in result.objects])
             analysed.append(_Analysed(obj, anchor, result))

@@ -796,6 +796,8 @@ class _ValueSources:
         if inline is not None and inline.node is not None:
             self.sets.append((inline.file, inline.node))  # composed already, its marks in the GitOps file
         self.approximate = frozenset([inline.approximate] if inline is not None and inline.approximate else [])
+        self._known: dict[tuple[tuple[str, ...], FieldPath], list[tuple[str, int, int, Node]]] = {}  # _layers, asked before
+        self._truths: dict[tuple[tuple[str, ...], FieldPath], bool | None] = {}  # truthy, asked before
 
     def _compose(self, name: str, text: str, problems: list[RenderProblem]) -> Node | None:
         node, _, problem = _yaml(text, name)
@@ -812,8 +814,15 @@ class _ValueSources:
             return None
         return node
 
-    def _layers(self, scope: tuple[str, ...], path: FieldPath) -> Iterator[tuple[str, int, int, Node]]:
-        """Every file of the set that writes `path` for the chart at `scope`, the one that wins first."""
+    def _layers(self, scope: tuple[str, ...], path: FieldPath) -> list[tuple[str, int, int, Node]]:
+        """Every file of the set that writes `path` for the chart at `scope`, the one that wins first
+        (the mapping asks the same paths for every object of the render: each is walked once)."""
+        known = self._known.get((scope, path))
+        if known is None:
+            known = self._known[scope, path] = list(self._walk_layers(scope, path))
+        return known
+
+    def _walk_layers(self, scope: tuple[str, ...], path: FieldPath) -> Iterator[tuple[str, int, int, Node]]:
         candidates: list[tuple[str, Node, FieldPath]] = [(name, node, (*scope, *path)) for name, node in reversed(self.sets)]
         for depth in range(len(scope) + 1):
             found = self.charts.get(scope[:depth])
@@ -832,6 +841,12 @@ class _ValueSources:
 
     def truthy(self, scope: tuple[str, ...], path: FieldPath) -> bool | None:
         """Whether the value at `path` is true for a template's `if`; absent values are false."""
+        key = (scope, path)
+        if key not in self._truths:
+            self._truths[key] = self._truthy(scope, path)
+        return self._truths[key]
+
+    def _truthy(self, scope: tuple[str, ...], path: FieldPath) -> bool | None:
         layers = [node for _, _, _, node in self._layers(scope, path)]
         if not layers:
             return False
@@ -909,6 +924,7 @@ class _Templates:
         self.layout = layout
         self.parsed: dict[str, helmmap.Template] = {}
         self.helpers: dict[str, list[tuple[int, str, helmmap.Container]]] | None = None  # by name, when asked
+        self.pieces: dict[tuple[str, str], _Piece] = {}  # (Helm's template path, a document it rendered) -> it
 
     def template(self, item: _Chart, inner: str) -> helmmap.Template | None:
         file = self.layout.file_of(item, inner)
@@ -954,24 +970,57 @@ def _objects(manifests: dict[str, Any], layout: _Layout, templates: _Templates, 
         file = layout.file_of(item, inner) if item is not None else None
         fallback: Place = (file, 1, 1) if file else (item.archive if item is not None and item.archive else None) or (chart_yaml, 1, 1)
         for piece in _SEPARATOR.split(text):
-            loaded = load(piece)
-            broken = next((p for p in loaded.problems if p.code == "FW001"), None)
-            if broken is not None:
-                problems.append(RenderProblem(*fallback, f"the template renders invalid YAML (line {broken.line} "
-                                              f"of a document it renders): {broken.message}"))
+            seen = templates.pieces.get((helm_path, piece))
+            if seen is None:  # not rendered by an earlier value set of the chart
+                seen = templates.pieces[helm_path, piece] = _Piece(piece, load(piece))
+            if seen.broken is not None:
+                problems.append(RenderProblem(*fallback, f"the template renders invalid YAML (line {seen.broken.line} "
+                                              f"of a document it renders): {seen.broken.message}"))
                 continue
-            too_complex = any(p.code == "FW005" for p in loaded.problems)
-            if not loaded.documents or loaded.documents[0].data is None and not too_complex:
+            if seen.empty:
                 continue
-            node = loaded.documents[0].node
-            if template is None or item is None or too_complex:  # the linter reports it when it loads the text
+            piece = seen.text  # one string for the same object in every value set
+            if template is None or item is None or seen.too_complex:  # the linter reports it when it loads the text
                 objects.append(RenderedObject(piece, {}, fallback))
                 continue
-            try:
-                anchor, positions = helmmap.map_object(node, template, templates.helper,
-                                                       _ScopedValues(sources, item.scope), memo)
-            except Exception:  # a template the mapping cannot read must not cost the render: findings go on its file
-                anchor, positions = (template.file, 1, 1), {}
-            objects.append(RenderedObject(piece, positions, anchor,
-                                          frozenset(p for p, at in positions.items() if at in sources.approximate)))
+            values = _ScopedValues(sources, item.scope)
+            anchor, positions = seen.mapped(template, templates.helper, values, memo)
+            objects.append(RenderedObject(piece, positions, anchor, frozenset(
+                p for p, at in positions.items() if at in sources.approximate) if sources.approximate else frozenset()))
     return objects
+
+
+class _Piece:
+    """One document a template renders, as the chart's value sets render it: loaded once, and the
+    places of its fields under each set of answers the mapping got from the values (helmmap.answers_alike)."""
+
+    __slots__ = ("text", "broken", "too_complex", "empty", "loaded", "mappings")
+
+    MAPPINGS = 4  # different mappings of one document kept for the chart's later value sets
+
+    def __init__(self, text: str, loaded: Any) -> None:
+        self.text = text
+        self.broken = next((p for p in loaded.problems if p.code == "FW001"), None)
+        self.too_complex = any(p.code == "FW005" for p in loaded.problems)
+        self.empty = self.broken is None and (not loaded.documents or loaded.documents[0].data is None
+                                              and not self.too_complex)
+        mappable = self.broken is None and not self.empty and not self.too_complex
+        self.loaded: Any = loaded if mappable else None  # dropped once mapped (what is mapped again loads it again)
+        self.mappings: list[tuple[helmmap.Asked, Place, dict[FieldPath, Place]]] = []
+
+    def mapped(self, template: helmmap.Template, helpers: helmmap.Helpers, values: _ScopedValues,
+               memo: dict[int, bool | None]) -> tuple[Place, dict[FieldPath, Place]]:
+        """The anchor and places of the document's fields for this value set."""
+        for asked, anchor, positions in self.mappings:
+            if helmmap.answers_alike(asked, values, memo):
+                return anchor, positions
+        loaded = self.loaded if self.loaded is not None else load(self.text)
+        self.loaded = None
+        asked: helmmap.Asked = {}
+        try:
+            anchor, positions = helmmap.map_object(loaded.documents[0].node, template, helpers, values, memo, asked)
+        except Exception:  # a template the mapping cannot read must not cost the render: findings go on its file
+            anchor, positions = (template.file, 1, 1), {}
+        if len(self.mappings) < self.MAPPINGS:
+            self.mappings.append((asked, anchor, positions))
+        return anchor, positions

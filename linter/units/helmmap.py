@@ -114,7 +114,7 @@ Variables = dict[str, tuple[str, tuple[_Block, ...]]]  # `$name` -> the expressi
 class Splice:
     """An action whose output is YAML structure at its place (`include ... | nindent 4`)."""
 
-    __slots__ = ("line", "column", "expr", "blocks", "variables")
+    __slots__ = ("line", "column", "expr", "blocks", "variables", "conditions")
 
     def __init__(self, line: int, column: int, expr: str, blocks: tuple[_Block, ...], variables: Variables) -> None:
         self.line = line
@@ -122,13 +122,14 @@ class Splice:
         self.expr = expr
         self.blocks = blocks
         self.variables = variables
+        self.conditions: _Conditions | None = None  # its blocks' conditions compiled (_compiled), when first asked
 
 
 class Entry:
     """A key of a mapping, or an item of a sequence (key None), as the template writes it."""
 
     __slots__ = ("key", "dynamic", "line", "column", "blocks", "variables", "literal", "templated", "flow",
-                 "flow_text", "value")
+                 "flow_text", "value", "conditions")
 
     def __init__(self, key: str | None, dynamic: bool, line: int, column: int, blocks: tuple[_Block, ...],
                  variables: Variables) -> None:
@@ -143,12 +144,13 @@ class Entry:
         self.flow = False  # a flow collection (`[a, b]`, `{a: 1}`) written on the line
         self.flow_text: Any = None  # that collection as plain data, when no action writes in it
         self.value: Container | None = None  # what is written below it (or spliced in there)
+        self.conditions: _Conditions | None = None  # its blocks' conditions compiled (_compiled), when first asked
 
 
 class Container:
     """A mapping or sequence of the template ("any" until its first member tells)."""
 
-    __slots__ = ("kind", "column", "blocks", "file", "members")
+    __slots__ = ("kind", "column", "blocks", "file", "members", "index")
 
     def __init__(self, kind: str, column: int, blocks: tuple[_Block, ...], file: str) -> None:
         self.kind = kind
@@ -156,6 +158,7 @@ class Container:
         self.blocks = blocks
         self.file = file
         self.members: list[Entry | Splice] = []
+        self.index: _Index | None = None  # its members by key, once the template is read (_indexed)
 
 
 class Document(NamedTuple):
@@ -534,6 +537,8 @@ def _comment_at(masked: str) -> int:
     """Where a line's YAML comment starts (its `#`), or -1: a `#` at the start or after a blank,
     outside quoted scalars. Actions are masked already, so a `#` inside `{{ }}` is never seen;
     an action's output counts as text (`{{ .x }}#y` is no comment)."""
+    if "#" not in masked:
+        return -1
     quote = ""
     node_start = True  # a quoted scalar can open here (line start, after `- `, `: `, `? `, and in flow `[`, `{`, `,`)
     flow = 0
@@ -584,14 +589,18 @@ Helpers = Callable[[str], Union[Container, None]]
 
 
 def map_object(node: Node, template: Template, helpers: Helpers, values: Values,
-               memo: dict[int, bool | None] | None = None) -> tuple[Place, dict[FieldPath, Place]]:
+               memo: dict[int, bool | None] | None = None,
+               asked: Asked | None = None) -> tuple[Place, dict[FieldPath, Place]]:
     """The anchor of a rendered object (its document's first line) and the places of its fields.
 
     `helpers` finds a helper's skeleton by name (`include "web.labels"`); `values` says where
     the value set writes a values path; `memo`, shared by the objects of one render (one value
-    set), keeps the conditions already evaluated.
+    set), keeps the conditions already evaluated. `asked`, when given, is filled with every
+    question the mapping put to the values and its answer: the mapping is a function of the
+    object, the template and those answers, so another value set that answers them all alike
+    (`answers_alike`) maps the same object to the same places.
     """
-    mapper = _Mapper(helpers, values, {} if memo is None else memo)
+    mapper = _Mapper(helpers, values, {} if memo is None else memo, asked)
     live = [d for d in template.documents if not d.root.members or mapper.active(d.root.members[0]) is not False]
     document = _document(node, live or template.documents)
     if document is None:
@@ -708,31 +717,103 @@ def _choose(candidates: list[Entry], node: Node) -> Entry | None:
     return top[0] if best >= 0 and len(top) == 1 else None
 
 
+Asked = dict[tuple[str, Any], Any]  # ("active", a member's _Conditions) -> whether they hold;
+# ("size" | "find", values path) -> the answer (_found's summary for find)
+
+
+def answers_alike(asked: Asked, values: Values, memo: dict[int, bool | None]) -> bool:
+    """Whether a value set (`values`; `memo` is its own, unused) answers every question of `asked` as it was answered."""
+    for (kind, subject), answer in asked.items():
+        if kind == "active":
+            got: Any = _holds(subject, values)
+        else:
+            got = values.size(subject) if kind == "size" else _found(values.find(subject))
+        if got != answer:
+            return False
+    return True
+
+
+def _holds(conditions: _Conditions, values: Values) -> bool | None:
+    """Whether the conditions of the blocks around a member hold for this value set (None: unknown)."""
+    result: bool | None = True
+    for block in conditions:
+        for compiled, wanted in block:
+            truth = _evaluate(compiled, values)
+            if truth is None:
+                result = None
+            elif truth != wanted:
+                return False
+    return result
+
+
+def _found(found: tuple[Place, Node] | None) -> tuple[Place, bool, str | None] | None:
+    """What the mapping reads of values.find's answer: the place, whether a scalar, its text."""
+    if found is None:
+        return None
+    scalar = isinstance(found[1], ScalarNode)
+    return found[0], scalar, found[1].value if scalar else None
+
+
+_Conditions = tuple[tuple[tuple[Any, bool], ...], ...]  # per block around a member: (compiled condition, truth wanted)
+_Index = tuple[dict[str, list[Entry]], list[Splice], list[Entry]]  # entries by key, splices, entries with made keys
+
+
+def _indexed(container: Container) -> _Index:
+    """A container's members by what they write (the template is read once for every value set)."""
+    if container.index is None:
+        by_key: dict[str, list[Entry]] = {}
+        splices: list[Splice] = []
+        dynamic: list[Entry] = []
+        for member in container.members:
+            if isinstance(member, Splice):
+                splices.append(member)
+                continue
+            if member.key is not None:
+                by_key.setdefault(member.key, []).append(member)
+            if member.dynamic:
+                dynamic.append(member)
+        container.index = (by_key, splices, dynamic)
+    return container.index
+
+
+def _member_conditions(member: Entry | Splice) -> _Conditions:
+    if member.conditions is None:
+        member.conditions = tuple(
+            tuple((_compiled(expr, member.blocks[:at], member.variables), wanted) for expr, wanted in block.conditions)
+            for at, block in enumerate(member.blocks))
+    return member.conditions
+
+
 class _Mapper:
-    def __init__(self, helpers: Helpers, values: Values, memo: dict[int, bool | None]) -> None:
+    def __init__(self, helpers: Helpers, values: Values, memo: dict[int, bool | None], asked: Asked | None = None) -> None:
         self.helpers = helpers
         self.values = values
         self.positions: dict[FieldPath, Place] = {}
         self._active = memo
+        self.asked = asked
 
     def active(self, member: Entry | Splice) -> bool | None:
         """Whether the conditions of the blocks around a member hold for this value set (None: unknown)."""
         known = self._active.get(id(member), 0)
         if known != 0:
-            return None if known is None else bool(known)
-        result: bool | None = True
-        for at, block in enumerate(member.blocks):
-            for expr, wanted in block.conditions:
-                truth = _truth(expr, member.blocks[:at], member.variables, self.values)
-                if truth is None:
-                    result = None
-                elif truth != wanted:
-                    result = False
-                    break
-            if result is False:
-                break
-        self._active[id(member)] = result
+            result = None if known is None else bool(known)
+        else:
+            result = self._active[id(member)] = _holds(_member_conditions(member), self.values)
+        if self.asked is not None:
+            self.asked["active", _member_conditions(member)] = result  # members under the same conditions: one question
         return result
+
+    def find(self, path: FieldPath) -> tuple[Place, Node] | None:
+        found = self.values.find(path)
+        if self.asked is not None:
+            self.asked["find", path] = _found(found)
+        return found
+
+    def size(self, path: FieldPath) -> int | None:
+        size = self.values.size(path)
+        if self.asked is not None:
+            self.asked["size", path] = size
+        return size
 
     def how_often(self, member: Entry, container: Container) -> int:
         """_multiplicity, with `if`/`with` blocks whose conditions are known to hold counted as none."""
@@ -751,7 +832,8 @@ class _Mapper:
 
     def key(self, container: Container, key: str, value: Node, path: FieldPath, depth: int) -> bool:
         """Place one key of a rendered mapping written by `container` (literally, spliced, or by an action)."""
-        candidates = [m for m in container.members if isinstance(m, Entry) and m.key == key and self.active(m) is not False]
+        by_key, splices, made = _indexed(container)
+        candidates = [m for m in by_key.get(key, ()) if self.active(m) is not False]
         if candidates:
             chosen = _choose(candidates, value)
             if chosen is not None:
@@ -760,10 +842,10 @@ class _Mapper:
                 return True
             if len(candidates) > 1:
                 return False
-        for member in container.members:
-            if isinstance(member, Splice) and self.active(member) is not False and self.spliced_key(member, key, value, path, depth):
+        for splice in splices:
+            if self.active(splice) is not False and self.spliced_key(splice, key, value, path, depth):
                 return True
-        dynamic = [m for m in container.members if isinstance(m, Entry) and m.dynamic and self.active(m) is not False]
+        dynamic = [m for m in made if self.active(m) is not False]
         if len(dynamic) == 1:
             self.positions[path] = (container.file, dynamic[0].line, dynamic[0].column)
             self.value(dynamic[0], value, container.file, path, depth)
@@ -871,7 +953,7 @@ class _Mapper:
             return None
         subject = re.sub(r"^\$\w*(?:\s*,\s*\$\w*)?\s*:=\s*", "", inner[0].expr)
         values_path = _values_path(subject, member.blocks[:-1], member.variables)
-        return None if values_path is None else self.values.size(values_path)
+        return None if values_path is None else self.size(values_path)
 
     def everything_below(self, node: Node, path: FieldPath, place: Place) -> None:
         if isinstance(node, MappingNode):
@@ -887,7 +969,7 @@ class _Mapper:
     def from_values(self, node: Node, values_path: FieldPath, path: FieldPath, templated: bool = False) -> bool:
         """Place a field spliced from the values on the values line that sets it, if it says the same
         (or, for values that are templates themselves, `tpl`'s input)."""
-        found = self.values.find(values_path)
+        found = self.find(values_path)
         if found is None:
             return False
         place, written = found
@@ -961,8 +1043,11 @@ def _group(text: str) -> str:
     return ""
 
 
-def _truth(expr: str, blocks: tuple[_Block, ...], variables: Variables, values: Values, depth: int = 0) -> bool | None:
-    """The truth of a simple condition on values (`.Values.x`, `not`, `and`, `or`, `eq`, `ne`); None if unknown."""
+def _compiled(expr: str, blocks: tuple[_Block, ...], variables: Variables, depth: int = 0) -> Any:
+    """A simple condition on values (`.Values.x`, `not`, `and`, `or`, `eq`, `ne`), read once per template:
+    ("truthy", values path), ("not", c), ("and" | "or", (c, ...)), ("eq" | "ne", operand, operand) with
+    operands ("text", t) or ("find", values path); None when its truth cannot be known. `_evaluate`
+    tells its truth for a value set."""
     words = _words(expr)
     if len(words) == 1 and words[0].startswith("("):
         words = _words(_group(words[0]))
@@ -970,32 +1055,54 @@ def _truth(expr: str, blocks: tuple[_Block, ...], variables: Variables, values: 
         return None
     head, arguments = words[0], words[1:]
     if head == "not" and len(arguments) == 1:
-        truth = _truth(arguments[0], blocks, variables, values, depth + 1)
-        return None if truth is None else not truth
+        inner = _compiled(arguments[0], blocks, variables, depth + 1)
+        return None if inner is None else ("not", inner)
     if head in ("and", "or") and len(arguments) >= 2:
-        truths = [_truth(a, blocks, variables, values, depth + 1) for a in arguments]
+        return (head, tuple(_compiled(a, blocks, variables, depth + 1) for a in arguments))
+    if head in ("eq", "ne") and len(arguments) == 2:
+        left, right = (_compiled_operand(a, blocks, variables) for a in arguments)
+        return None if left is None or right is None else (head, left, right)
+    if not arguments:
+        values_path = _values_path(head, blocks, variables)
+        return None if values_path is None else ("truthy", values_path)
+    return None
+
+
+def _compiled_operand(word: str, blocks: tuple[_Block, ...], variables: Variables) -> tuple[str, Any] | None:
+    if len(word) >= 2 and word[0] == word[-1] == '"':
+        return ("text", word[1:-1])
+    if re.fullmatch(r"-?\d+", word) or word in ("true", "false"):
+        return ("text", word)
+    values_path = _values_path(word, blocks, variables)
+    return None if values_path is None else ("find", values_path)
+
+
+def _evaluate(compiled: Any, values: Values) -> bool | None:
+    """The truth of a _compiled condition for a value set; None if unknown."""
+    if compiled is None:
+        return None
+    head = compiled[0]
+    if head == "truthy":
+        return values.truthy(compiled[1])
+    if head == "not":
+        truth = _evaluate(compiled[1], values)
+        return None if truth is None else not truth
+    if head in ("and", "or"):
+        truths = [_evaluate(c, values) for c in compiled[1]]
         decisive = head == "or"  # the value that settles it
         if decisive in truths:
             return decisive
         return None if None in truths else not decisive
-    if head in ("eq", "ne") and len(arguments) == 2:
-        left, right = (_operand(a, blocks, variables, values) for a in arguments)
-        if left is None or right is None:
-            return None
-        return (left == right) == (head == "eq")
-    if not arguments:
-        values_path = _values_path(head, blocks, variables)
-        return None if values_path is None else values.truthy(values_path)
-    return None
+    left, right = (_operand_value(o, values) for o in compiled[1:])
+    if left is None or right is None:
+        return None
+    return (left == right) == (head == "eq")
 
 
-def _operand(word: str, blocks: tuple[_Block, ...], variables: Variables, values: Values) -> str | None:
-    if len(word) >= 2 and word[0] == word[-1] == '"':
-        return word[1:-1]
-    if re.fullmatch(r"-?\d+", word) or word in ("true", "false"):
-        return word
-    values_path = _values_path(word, blocks, variables)
-    found = values.find(values_path) if values_path is not None else None
+def _operand_value(operand: tuple[str, Any], values: Values) -> str | None:
+    if operand[0] == "text":
+        return str(operand[1])
+    found = values.find(operand[1])
     return found[1].value if found is not None and isinstance(found[1], ScalarNode) else None
 
 
