@@ -24,7 +24,7 @@ from ..policies.config import Settings
 from ..policies.registry import resolve
 from ..policies.rule import ADMISSION
 from .analyse import FileResult, Finding, ObjectRecord, analyse, context_paths, locate_in_record, read_source
-from .units.alternatives import same_bytes, split_alternatives
+from .units.alternatives import same_content, split_alternatives
 from .units.gitops import may_declare
 from .sets import Member, labelled, merged_duplicates, project_index, run_set_rules
 from .suppress import covers, directive_document
@@ -148,7 +148,7 @@ def _lint(
                       tests.alone)
     all_units = plan.units + ([Unit(STDIN, (STDIN,))] if STDIN in results else [])
     all_units = split_alternatives(all_units, lambda key: [r.key for r in _objects(results.get(key))], notices,
-                                   same_bytes(Path(names.base)))
+                                   same_content(Path(names.base)))
     if scope.plan_only:
         return Report([], notices, len(target_results), planned=all_units, layout=layout, fixtures=left_out)
     wanted = set(target_ids)
@@ -416,7 +416,7 @@ Loaded = list[tuple[str, Path | None, bytes | None, str, Settings, bool]]
 def _analyse_loaded(loaded: Loaded, full: bool) -> list[FileResult]:
     """Analyse files in order; large inputs are spread over a pool of worker processes."""
     total = sum(len(item[2]) for item in loaded if item[2])
-    workers = _cpus()
+    workers = _free_cpus()
     if workers < 2 or total < PARALLEL_MIN_BYTES or len(loaded) < 4:
         return _analyse_chunk(loaded, full)
     import multiprocessing
@@ -454,6 +454,25 @@ def _cpus() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - macOS, Windows
         return os.cpu_count() or 1
+
+
+def _free_cpus() -> int:
+    """The cores this run may keep busy: its own and those idle (by the 1-minute load average)."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # pragma: no cover - Windows; no load figure
+        return _cpus()
+    return workers_for(_cpus(), load)
+
+
+def workers_for(cpus: int, load: float) -> int:
+    """Worker processes for a large input: one per core no other process keeps busy, else none (1).
+
+    Workers cost CPU a single process does not (their results are pickled and read back, about
+    a sixth of the work on plain manifests); they pay only where they get a core of their own.
+    On a busy machine the cores are shared anyway: one process does the same work in less CPU.
+    """
+    return max(1, min(cpus, int(cpus + 1.5 - load)))
 
 
 def _analyse_chunk(chunk: Loaded, full: bool) -> list[FileResult]:

@@ -17,7 +17,8 @@ a user picks from, one at a time: there every two files are alternatives, each f
 its own (no FW305 between MetalLB's `bgppeer_with_bfdprofile.yaml` and `bgppeer_simple.yaml`,
 no FW105 between two samples' Deployments). A folder without such copies
 keeps the rule above: a Namespace repeated in two otherwise different files stays a duplicate,
-and so does a file copied whole (the same bytes twice is a copy left behind, not a sample).
+and so does a file copied whole (the same documents twice, whatever the comments, is a copy
+left behind, not a sample).
 
 Such a folder is cut into units: each maximal set of its files holding no two alternatives
 (with the folder's other files in each), so every file is still checked with every file it may
@@ -31,7 +32,7 @@ from __future__ import annotations
 from collections import defaultdict
 from itertools import combinations
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from ...policies.model import ObjectKey
 from .plan import Unit
@@ -40,7 +41,7 @@ MIN_SHARED = 2  # objects two files must share to be alternatives (one shared ob
 MAX_UNITS = 64  # past this many combinations, each alternative file is a unit alone with the rest
 
 Keys = Callable[[str], Iterable[ObjectKey | None]]
-Same = Callable[[str, str], bool]  # whether two files hold the same bytes
+Same = Callable[[str, str], bool]  # whether two files hold the same documents
 
 
 def _never(_a: str, _b: str) -> bool:
@@ -144,14 +145,23 @@ def split_alternatives(units: Sequence[Unit], keys_of: Keys, notices: list[str],
     return out
 
 
-def same_bytes(root: Path) -> Same:
-    """Whether two project files (relative to `root`) hold the same bytes (unreadable: not the same)."""
+def same_content(root: Path) -> Same:
+    """Whether two project files (relative to `root`) hold the same documents, field for field
+    (comments and layout aside; unreadable: not the same)."""
     def same(a: str, b: str) -> bool:
-        try:
-            return (root / a).read_bytes() == (root / b).read_bytes()
-        except OSError:
-            return False
+        first = _documents(root / a)
+        return first is not None and first == _documents(root / b)
     return same
+
+
+def _documents(path: Path) -> list[Any] | None:
+    from ..loader import decode, load
+
+    try:
+        text, _problem = decode(path.read_bytes())
+    except OSError:
+        return None
+    return None if text is None else [document.data for document in load(text).documents]
 
 
 def _base(path: str) -> str:

@@ -62,6 +62,6 @@ def test_two_files_of_the_same_objects_make_a_folder_of_samples() -> None:
     assert len(pairs) == 15  # every two of the 6 files: each sample is a unit alone
     units, _ = split_unit(Unit("c", tuple(sorted(SAMPLES)), plain=True), lambda path: SAMPLES[path])
     assert [u.files for u in units] == [(path,) for path in sorted(SAMPLES)]
-    # the same two files byte for byte are a copy left behind: no sample, the one-object rule holds
+    # the same documents in two files are a copy left behind: no sample, the one-object rule holds
     same = lambda a, b: {a, b} == {"c/bgppeer_simple.yaml", "c/bgppeer_with_vrf.yaml"}  # noqa: E731
     assert alternative_pairs(sorted(SAMPLES), lambda path: SAMPLES[path], same) == set()

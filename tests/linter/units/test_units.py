@@ -219,7 +219,8 @@ def test_gitops_paths_are_relative_to_the_repository_root(tmp_path: Path) -> Non
 def test_fixtures_are_left_out_with_a_notice_unless_asked(tmp_path: Path) -> None:
     root = git_repo(tmp_path, {
         "pkg/render/testdata/broken.yaml": scaled_deployment("web").replace("  selector:\n    matchLabels: {app: web}\n", ""),
-        "e2e/scale/chainsaw-test.yaml": "apiVersion: chainsaw.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: scale}\n",
+        "e2e/scale/chainsaw-test.yaml": ("apiVersion: chainsaw.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: scale}\n"
+                                         "spec:\n  steps:\n  - try:\n    - apply: {file: deploy.yaml}\n"),
         "e2e/scale/deploy.yaml": scaled_deployment("web"),
         "e2e/scale/deploy-assert.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nstatus: {readyReplicas: 2}\n",
         "e2e/kuttl/01-assert.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nstatus: {readyReplicas: 2}\n",
@@ -231,7 +232,7 @@ def test_fixtures_are_left_out_with_a_notice_unless_asked(tmp_path: Path) -> Non
     codes = {(f["file"], f["code"]) for f in lint(["--include-fixtures"], cwd=root).findings}
     assert {("pkg/render/testdata/broken.yaml", "FW101"), ("e2e/scale/deploy-assert.yaml", "FW306"),
             ("e2e/kuttl/01-assert.yaml", "FW306")} <= codes
-    # chainsaw applies no folder: deploy.yaml (named by no step) is a unit of its own, no duplicate of the check
+    # chainsaw applies no folder: deploy.yaml (applied by a step) is a unit of its own, no duplicate of the check
     assert ("e2e/scale/deploy-assert.yaml", "FW305") not in codes
     alone = lint(["e2e/scale/deploy-assert.yaml"], cwd=root)  # pre-commit passes one: left out too
     assert (alone.code, alone.findings) == (0, []) and "left out 1 test fixture file " in alone.stderr
