@@ -236,7 +236,7 @@ def _take(src: Any, dst: Any, node: Node | None, tree: PathTree, done: FieldPath
         items = node.value if isinstance(node, SequenceNode) else ()
         for index, item in enumerate(src):
             item_node = items[index] if index < len(items) else None
-            here = done + (index,)
+            here = _path(done + (index,))
             if item_node is not None:
                 mark = item_node.start_mark
                 locations[here] = (mark.line + 1, mark.column + 1)
@@ -261,7 +261,7 @@ def _take(src: Any, dst: Any, node: Node | None, tree: PathTree, done: FieldPath
         if part == "*" or part not in src:
             continue
         value = src[part]
-        here = done + (part,)
+        here = _path(done + (part,))
         found = nodes.get(part)
         value_node = None
         if found is not None:
@@ -281,6 +281,21 @@ def _take(src: Any, dst: Any, node: Node | None, tree: PathTree, done: FieldPath
             _take(value, existing, value_node, deeper, here, locations)
         else:
             dst[part] = value
+
+
+# Every object records the same few paths: one tuple each, shared, so that results pickled by a
+# worker (see engine._analyse_loaded) write each path once per task, and memory holds it once.
+_PATHS: dict[FieldPath, FieldPath] = {}
+_PATHS_MAX = 20_000
+
+
+def _path(path: FieldPath) -> FieldPath:
+    shared = _PATHS.get(path)
+    if shared is not None:
+        return shared
+    if len(_PATHS) < _PATHS_MAX:
+        _PATHS[path] = path
+    return path
 
 
 def _scratch(value: dict[str, Any] | list[Any]) -> dict[str, Any] | list[Any]:

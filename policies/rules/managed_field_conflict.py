@@ -73,7 +73,8 @@ spec: {}
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from collections.abc import Mapping  # (not typing's: its isinstance is several times slower)
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ..model import WARNING, Violation
 from ..rule import OBJECT
@@ -126,7 +127,7 @@ def manager_text(conflict: Conflict) -> str:
 def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation]:
     """Yield one violation per field (and other manager) an apply would conflict on."""
     meta = obj.get("metadata")
-    if not isinstance(meta, Mapping) or "managedFields" not in meta:
+    if not (meta.__class__ is dict or isinstance(meta, Mapping)) or "managedFields" not in meta:
         return
     # imported here: only live exports carry managedFields, and a lint imports what it uses
     from ..managed_fields import ManagedFieldsError, conflicts, go_quote

@@ -59,7 +59,7 @@ from ..kube import get_path, group_kind
 from ..model import WARNING, FieldPath, Violation, format_path
 from ..rule import SET, SetObject
 from ..selectors import parse_label_selector
-from ._workload_selectors import POD_SOURCE_PATHS, PodLookup, first_per_path, has_placeholder
+from ._workload_selectors import POD_SOURCE_PATHS, first_per_path, has_placeholder, pod_lookup
 
 CODE = "FW104"
 NAME = "pdb-selects-nothing"
@@ -83,7 +83,7 @@ def check_set(
     budgets = [i for i in targets if group_kind(objects[i].data) == ("policy", "PodDisruptionBudget")]
     if not budgets:
         return
-    pods = PodLookup(objects, str(conf.get("default-namespace", "default")))
+    pods = pod_lookup(objects, str(conf.get("default-namespace", "default")))
     for index in budgets:
         data = objects[index].data
         if has_placeholder(get_path(data, _SELECTOR)):

@@ -95,7 +95,7 @@ from ..kube import get_path, group_kind
 from ..model import WARNING, FieldPath, Violation, format_path
 from ..rule import SET, SetObject
 from ..selectors import parse_map_selector
-from ._workload_selectors import POD_SOURCE_PATHS, PodLookup, first_per_path, has_placeholder
+from ._workload_selectors import POD_SOURCE_PATHS, first_per_path, has_placeholder, pod_lookup
 
 CODE = "FW103"
 NAME = "service-selects-nothing"
@@ -120,7 +120,7 @@ def check_set(
     services = [i for i in targets if group_kind(objects[i].data) == ("", "Service")]
     if not services:
         return
-    pods = PodLookup(objects, str(conf.get("default-namespace", "default")))
+    pods = pod_lookup(objects, str(conf.get("default-namespace", "default")))
     for index in services:
         data = objects[index].data
         if get_path(data, ("spec", "type")) == "ExternalName":

@@ -484,3 +484,16 @@ def test_a_broken_json_manifest_keeps_its_syntax_error(tmp_path: Path) -> None:
     write(tmp_path, "broken.yaml", "a: [1\n")  # YAML keeps FW001 whatever it holds
     result = run(tmp_path, ".")
     assert result.hits() == [("broken.yaml", 2, 1, "FW001"), ("cm.json", 5, 13, "FW001")]
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [("- " * 300 + "x\n", 1), ("a: 1\n---\n" + "- " * 300 + "x\n", 3), ("a: 1\r\n---\r\n" + "- " * 300 + "x\r\n", 3)],
+    ids=["first line", "after a newline", "after CRLF"],
+)
+def test_block_nesting_screen_finds_the_deep_line_wherever_it_starts(text: str, line: int) -> None:
+    """The textual screen (a line of 200 indents or dashes) reports where the limit is crossed, on the
+    stream's first line too; without it the composer's own check would land two columns later."""
+    assert load(text).problems == [
+        ("FW005", line, 513, "document nests deeper than 256 levels"),
+    ]

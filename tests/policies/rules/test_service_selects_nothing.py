@@ -307,3 +307,24 @@ def test_placeholder_selectors_are_not_judged(tmp_path: Path) -> None:
     code, found = fixture_findings(tmp_path, "placeholders.yaml")
     assert (code, found) == (1, [(37, "warning", "selector app=wbe matches no pod template in namespace default "
                                                  "(1 pod template checked)")])
+
+
+def test_rules_called_again_on_the_same_list_see_what_it_holds_now() -> None:
+    """FW103 and FW104 share the pod index of a unit's object list (made once per list): a caller
+    that adds the Deployment to the same list and asks again gets the answer for the new content."""
+    import yaml
+
+    from fieldwarden.policies.kube import object_key
+    from fieldwarden.policies.rule import SetObject, run_set_rule
+    from fieldwarden.policies.rules import service_selects_nothing
+
+    def obj(text: str) -> SetObject:
+        data = yaml.safe_load(text)
+        return SetObject(object_key(data, "default"), data, "m.yaml:1")
+
+    objects = [obj(service()), obj(deployment(app="other"))]
+    assert [index for index, _ in run_set_rule(service_selects_nothing, objects, [0], {})] == [0]
+    objects.append(obj(deployment()))
+    assert run_set_rule(service_selects_nothing, objects, [0], {}) == []
+    objects[2] = obj(deployment(app="third"))  # same length, another object
+    assert [index for index, _ in run_set_rule(service_selects_nothing, objects, [0], {})] == [0]
