@@ -70,12 +70,17 @@ class _Loader(_BaseLoader):
             return _MAP if kind is MappingNode else _SEQ
         if not implicit[0]:  # quoted or explicitly tagged `!`: a string
             return _STR
+        if value and value[0] not in _IMPLICIT_FIRST:  # no implicit resolver starts so: a string
+            return _STR
         tag = _PLAIN_TAGS.get(value)
         if tag is None:
             tag = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call,unused-ignore]
             if len(value) <= _PLAIN_TAG_TEXT_MAX and len(_PLAIN_TAGS) < _PLAIN_TAGS_MAX:
                 _PLAIN_TAGS[value] = tag
         return tag
+
+
+_IMPLICIT_FIRST = frozenset(_Loader.yaml_implicit_resolvers)  # first characters of ints, bools, nulls...
 
 
 class InputProblem(NamedTuple):

@@ -84,8 +84,20 @@ def is_kubernetes_object(doc: Any) -> bool:
 
 def group_kind(obj: Mapping[str, Any]) -> tuple[str, str]:
     """Canonical (group, kind) of an object."""
-    kind = str(obj.get("kind", ""))
-    return canonical_group(api_group(str(obj.get("apiVersion", ""))), kind), kind
+    api_version, kind = obj.get("apiVersion", ""), obj.get("kind", "")
+    if api_version.__class__ is str and kind.__class__ is str:  # (rules ask for it often: remembered)
+        found = _GROUP_KINDS.get((api_version, kind))
+        if found is None:
+            found = canonical_group(api_group(api_version), kind), kind
+            if len(_GROUP_KINDS) < _GROUP_KINDS_MAX:
+                _GROUP_KINDS[(api_version, kind)] = found
+        return found
+    kind = str(kind)
+    return canonical_group(api_group(str(api_version)), kind), kind
+
+
+_GROUP_KINDS: dict[tuple[str, str], tuple[str, str]] = {}
+_GROUP_KINDS_MAX = 10_000
 
 
 def is_cluster_scoped(group: str, kind: str) -> bool:
