@@ -107,13 +107,19 @@ def snapshot(root: Path, paths: Sequence[str]) -> dict[str, bytes | None]:
 
 
 def save(root: Path, job: RenderJob, tool: str, watched: Sequence[str], render: Render,
-         before: dict[str, bytes | None]) -> None:
+         before: dict[str, bytes | None], after: dict[str, bytes | None] | None = None) -> None:
     """Remember a render with the digests of the files it was made from.
 
     `before` holds digests taken before rendering: a file that changed while the render ran
-    may have been read in either state, so then nothing is stored.
+    may have been read in either state, so then nothing is stored. `after`, digests taken
+    since the render ended, is filled in and shared by the renders of one batch (a chart's
+    value sets read the same files).
     """
-    inputs = [[path, file_digest(root, path)] for path in sorted(set(render.inputs))]
+    after = {} if after is None else after
+    for path in render.inputs:
+        if path not in after:
+            after[path] = file_digest(root, path)
+    inputs = [[path, after[path]] for path in sorted(set(render.inputs))]
     if any(path in before and before[path] != key for path, key in inputs):
         return
     body = {

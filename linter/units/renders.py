@@ -124,11 +124,14 @@ def render(
         from . import render_cache
 
         jobs = [job for job, _, _ in batch]
-        before = [render_cache.snapshot(root, _known_inputs(job, layout, watched)) for job, _, watched in batch]
+        digests: dict[str, bytes | None] = {}  # a chart's value sets read the same files: each hashed once before
+        before = [{path: digests[path] if path in digests else digests.setdefault(path, render_cache.file_digest(root, path))
+                   for path in _known_inputs(job, layout, watched)} for job, _, watched in batch]
         rendered = _render_batch(root, jobs, layout, default_namespace, slots, started)
+        after: dict[str, bytes | None] = {}  # and once after
         for (job, tool, watched), render, inputs in zip(batch, rendered, before):
             if cache and render_cache.lasting(render) and not _fetches(job, layout):  # failed renders too
-                render_cache.save(root, job, tool, watched, render, inputs)
+                render_cache.save(root, job, tool, watched, render, inputs, after)
             if made is not None:
                 made(job, render)
         return list(zip(jobs, rendered))
