@@ -150,7 +150,12 @@ class _Builder:
                 self._count()
             if node.__class__ is MappingNode:
                 return self._mapping(node, depth)
-            return [self.build(item, depth + 1) for item in node.value]
+            if self.in_alias:
+                return [self.build(item, depth + 1) for item in node.value]
+            return [  # (strings inlined, as in _mapping)
+                item.value if item.__class__ is ScalarNode and item.tag == _STR else self.build(item, depth + 1)
+                for item in node.value
+            ]
         finally:
             if aliased:
                 self.in_alias -= 1
@@ -167,8 +172,8 @@ class _Builder:
 
     def _mapping(self, node: MappingNode, depth: int) -> dict[str, Any]:
         result: dict[str, Any] = {}
-        key_nodes: dict[str, ScalarNode] = {}
         merges: list[Node] = []
+        inline = not self.in_alias  # (a child's build() restores it before it returns)
         for key_node, value_node in node.value:
             if key_node.__class__ is not ScalarNode:
                 self.complex_keys.append(key_node)
@@ -177,10 +182,9 @@ class _Builder:
                 merges.append(value_node)
                 continue
             key = key_node.value
-            if key in key_nodes:
-                self.duplicates.append((key_nodes[key], key_node))
-            key_nodes[key] = key_node
-            if value_node.__class__ is ScalarNode and not self.in_alias:  # build()'s scalar case, inlined
+            if key in result:  # (merged keys join only after the loop: here only this mapping's own keys)
+                self.duplicates.append((_previous_key(node, key_node), key_node))
+            if value_node.__class__ is ScalarNode and inline:  # build()'s scalar case, inlined
                 result[key] = value_node.value if value_node.tag == _STR else _scalar(value_node)
             else:
                 result[key] = self.build(value_node, depth + 1)
@@ -192,6 +196,17 @@ class _Builder:
                     for key, value in merged.items():
                         result.setdefault(key, value)
         return result
+
+
+def _previous_key(node: MappingNode, key_node: ScalarNode) -> ScalarNode:
+    """The key before `key_node` in `node` that it repeats (a duplicate key: rare, so looked up then)."""
+    previous = key_node
+    for other, _ in node.value:
+        if other is key_node:
+            break
+        if other.__class__ is ScalarNode and other.tag != _MERGE and other.value == key_node.value:
+            previous = other
+    return previous
 
 
 def _scalar(node: ScalarNode) -> Any:
