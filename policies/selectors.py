@@ -167,8 +167,24 @@ def _byte_len(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
+# Label keys and values found valid: manifests repeat the same few (`app`, `app.kubernetes.io/name`)
+# thousands of times, so each is checked once per process.
+_VALID_KEYS: set[str] = set()
+_VALID_VALUES: set[str] = set()
+_VALID_MAX = 50_000
+
+
 def label_key_problems(key: str) -> list[str]:
     """Why `key` is not a qualified name (`[prefix/]name`), as IsQualifiedName says; [] if valid."""
+    if key in _VALID_KEYS:
+        return []
+    problems = _key_problems(key)
+    if not problems and len(_VALID_KEYS) < _VALID_MAX:
+        _VALID_KEYS.add(key)
+    return problems
+
+
+def _key_problems(key: str) -> list[str]:
     problems: list[str] = []
     parts = key.split("/")
     if len(parts) > 2:
@@ -198,6 +214,15 @@ def label_key_problems(key: str) -> list[str]:
 
 def label_value_problems(value: str) -> list[str]:
     """Why `value` is not a valid label value, as IsValidLabelValue says; [] if valid."""
+    if value in _VALID_VALUES:
+        return []
+    problems = _value_problems(value)
+    if not problems and len(_VALID_VALUES) < _VALID_MAX:
+        _VALID_VALUES.add(value)
+    return problems
+
+
+def _value_problems(value: str) -> list[str]:
     problems: list[str] = []
     if _byte_len(value) > _NAME_MAX:
         problems.append(f"must be no more than {_NAME_MAX} characters")
