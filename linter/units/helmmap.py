@@ -86,12 +86,15 @@ class _Block:
     `{{ else if .b }}` after `{{ if .a }}` being ((".a", False), (".b", True)).
     """
 
-    __slots__ = ("kind", "expr", "conditions")
+    __slots__ = ("kind", "expr", "conditions", "compiled")
 
     def __init__(self, kind: str, expr: str, conditions: tuple[tuple[str, bool], ...]) -> None:
         self.kind = kind  # if, with, range, else (an `else with` is a with: it sets the dot)
         self.expr = expr
         self.conditions = conditions
+        # its conditions _compiled, for every member inside (None: not yet; False: they name variables,
+        # whose meaning may differ from member to member)
+        self.compiled: tuple[tuple[Any, bool], ...] | bool | None = None
 
 
 def _opened(kind: str, expr: str) -> _Block:
@@ -778,10 +781,21 @@ def _indexed(container: Container) -> _Index:
 
 def _member_conditions(member: Entry | Splice) -> _Conditions:
     if member.conditions is None:
-        member.conditions = tuple(
-            tuple((_compiled(expr, member.blocks[:at], member.variables), wanted) for expr, wanted in block.conditions)
-            for at, block in enumerate(member.blocks))
+        member.conditions = tuple(_block_conditions(member, at, block) for at, block in enumerate(member.blocks))
     return member.conditions
+
+
+def _block_conditions(member: Entry | Splice, at: int, block: _Block) -> tuple[tuple[Any, bool], ...]:
+    """A block's conditions compiled as `member` sees them: once for every member when neither they nor
+    the blocks around them name a variable (the blocks around a block are the same for all inside it)."""
+    if block.compiled is None:
+        named = any("$" in outer.expr or any("$" in expr for expr, _ in outer.conditions) for outer in member.blocks[:at + 1])
+        block.compiled = False if named else tuple(
+            (_compiled(expr, member.blocks[:at], member.variables), wanted) for expr, wanted in block.conditions)
+    if block.compiled is not False:
+        assert not isinstance(block.compiled, bool)
+        return block.compiled
+    return tuple((_compiled(expr, member.blocks[:at], member.variables), wanted) for expr, wanted in block.conditions)
 
 
 class _Mapper:
