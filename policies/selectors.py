@@ -99,7 +99,7 @@ class Requirement(NamedTuple):
 
     def matches(self, labels: Mapping[str, Any]) -> bool:
         """Whether `labels` satisfies this requirement; an unknown operator never does."""
-        if not isinstance(labels, Mapping):
+        if labels.__class__ is not dict and not isinstance(labels, Mapping):
             labels = {}
         present = self.key in labels
         op = self.operator
@@ -139,7 +139,7 @@ class Selector(NamedTuple):
 
     def matches(self, labels: Mapping[str, Any]) -> bool:
         """Whether every requirement holds for `labels` (a non-mapping counts as no labels)."""
-        if not isinstance(labels, Mapping):
+        if labels.__class__ is not dict and not isinstance(labels, Mapping):
             labels = {}
         return all(req.matches(labels) for req in self.requirements)
 
@@ -296,7 +296,7 @@ def _parse_label_map(raw: Any, base: FieldPath, problems: list[Problem]) -> list
     """Parse a `{key: value}` map into `In` requirements, reporting problems under `base`."""
     if raw is None:
         return []
-    if not isinstance(raw, Mapping):
+    if raw.__class__ is not dict and not isinstance(raw, Mapping):  # (dict first: the ABC check is slower)
         problems.append((base, f"must be a map of label keys to string values, not {_kind(raw)}"))
         return []
     requirements: list[Requirement] = []
@@ -313,7 +313,7 @@ def _parse_expression(raw: Any, base: FieldPath, problems: list[Problem]) -> Req
     """Parse one `matchExpressions` item as ValidateLabelSelectorRequirement does."""
     if raw is None:
         raw = {}
-    if not isinstance(raw, Mapping):
+    if raw.__class__ is not dict and not isinstance(raw, Mapping):
         problems.append((base, f"must be a map with key, operator and values, not {_kind(raw)}"))
         return None
     _unknown_fields(raw, _REQUIREMENT_FIELDS, base, problems)
@@ -390,7 +390,7 @@ def parse_label_selector(raw: Any) -> tuple[Selector | None, list[Problem]]:
     """
     if raw is None:
         return None, []
-    if not isinstance(raw, Mapping):
+    if raw.__class__ is not dict and not isinstance(raw, Mapping):
         return None, [((), f"a label selector must be a map with matchLabels and/or matchExpressions, not {_kind(raw)}")]
     problems: list[Problem] = []
     _unknown_fields(raw, _SELECTOR_FIELDS, (), problems)
@@ -431,7 +431,7 @@ def selects(selector: Selector | None, labels: Any) -> bool:
     """
     if selector is None:
         return False
-    return selector.matches(labels if isinstance(labels, Mapping) else {})
+    return selector.matches(labels if labels.__class__ is dict or isinstance(labels, Mapping) else {})
 
 
 def _key_satisfiable(requirements: Iterable[Requirement]) -> bool:
@@ -487,7 +487,7 @@ class TemplateIndex:
         self._by_key: dict[str, list[int]] = {}
         for item_id, labels in items:
             position = len(self._ids)
-            snapshot: dict[Any, Any] = dict(labels) if isinstance(labels, Mapping) else {}
+            snapshot: dict[Any, Any] = dict(labels) if labels.__class__ is dict or isinstance(labels, Mapping) else {}
             self._ids.append(item_id)
             self._labels.append(snapshot)
             for key, value in snapshot.items():

@@ -372,7 +372,7 @@ def has_placeholder(raw: Any) -> bool:
     """Whether a selector as written holds a placeholder key or value (`<app>`, `${app}`, `CHANGEME`)."""
     if isinstance(raw, str):
         return _PLACEHOLDER.search(raw) is not None
-    if isinstance(raw, Mapping):
+    if raw.__class__ is dict or isinstance(raw, Mapping):
         return any(has_placeholder(key) or has_placeholder(value) for key, value in raw.items())
     if isinstance(raw, list):
         return any(has_placeholder(item) for item in raw)

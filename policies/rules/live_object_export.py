@@ -176,7 +176,7 @@ def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation
             else:
                 yield Violation(("metadata", name), f"{name} {why}", _HINT)
         notes = meta.get("annotations")
-        if notes.__class__ is dict or isinstance(notes, Mapping):
+        if notes is not None and (notes.__class__ is dict or isinstance(notes, Mapping)):
             for note, (kind, why) in _ANNOTATIONS.items():
                 if note in notes and kind in ("", obj.get("kind")):
                     yield Violation(("metadata", "annotations", note), f"annotation {note} {why}", _HINT)
@@ -191,17 +191,21 @@ def _template_noise(obj: Mapping[str, Any]) -> Iterator[Violation]:
         templates += [("spec", "volumeClaimTemplates", i) for i in range(len(claims))]
     for path in templates:
         meta = _get(obj, (*path, "metadata"))
-        if (meta.__class__ is dict or isinstance(meta, Mapping)) and "creationTimestamp" in meta and meta["creationTimestamp"] is None:
+        if meta is not None and (meta.__class__ is dict or isinstance(meta, Mapping)) and "creationTimestamp" in meta and meta["creationTimestamp"] is None:
             yield Violation((*path, "metadata", "creationTimestamp"), f"creationTimestamp: {_NOISE}", _HINT, INFO)
 
 
 def _get(obj: Any, path: FieldPath) -> Any:
     """The value at `path`, or None when any step is missing or of the wrong type."""
     for part in path:
-        if isinstance(part, int):
+        if obj.__class__ is dict:  # (first: parsed data holds dicts, and the Mapping check is slower)
+            obj = None if isinstance(part, int) else obj.get(part)
+        elif obj is None:
+            return None
+        elif isinstance(part, int):
             obj = obj[part] if isinstance(obj, list) and 0 <= part < len(obj) else None
-        else:  # (a dict first: typing's isinstance is slow, and parsed data holds dicts)
-            obj = obj.get(part) if obj.__class__ is dict or isinstance(obj, Mapping) else None
+        else:
+            obj = obj.get(part) if isinstance(obj, Mapping) else None
     return obj
 
 
