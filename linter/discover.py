@@ -163,12 +163,25 @@ def _parts(name: str) -> list[str]:
     return name.split("/")
 
 
+_GO_FILES: dict[str, tuple[str, ...]] = {}  # repository root -> the .go files its last listing held
+
+
+def go_files(root: Path | str) -> tuple[str, ...] | None:
+    """The `.go` files (project-relative) of the git listing `project_files` made of `root`, None if it made none.
+
+    Go tests name their test data (units/gotests.py); the listing is read once for both.
+    """
+    return _GO_FILES.get(os.path.abspath(root))
+
+
 def project_files(root: Path) -> list[Path]:
     """Every manifest file of the project: git's view (tracked + untracked, not ignored) if any."""
     if (root / ".git").exists():
         listing = _git_output(root, *_LISTING)
         if listing is not None:
-            names = {name for name in listing.decode("utf-8", "surrogateescape").split("\0") if is_manifest_name(name)}
+            listed = listing.decode("utf-8", "surrogateescape").split("\0")
+            names = {name for name in listed if is_manifest_name(name)}
+            _GO_FILES[os.path.abspath(root)] = tuple(name for name in listed if name.endswith(".go"))
             base = os.fspath(root)
             # sorted as paths compare (part by part), before making 2,000 Path objects
             return [root / name for name in sorted(names, key=_parts) if os.path.isfile(os.path.join(base, name))]

@@ -123,7 +123,7 @@ def _lint(
         left_out = given - len(targets) - (len(context) if scope.plan_only else 0)
         if left_out:
             notices.append(f"left out {left_out} test fixture file{'s' if left_out != 1 else ''} (testdata/ folders, "
-                           "kuttl and chainsaw assert/error files, files kyverno CLI tests name); --include-fixtures lints them")
+                           "kuttl and chainsaw assert/error files, files kyverno CLI and Go tests name); --include-fixtures lints them")
     files = [key for key in (*target_ids, *context_ids) if key != STDIN]
     inside = [key for key in files if not key.startswith("/")]  # outside the project: plain folders only
     layout: Layout | None = None

@@ -161,7 +161,19 @@ def merge(parts: Iterable[TestFiles]) -> TestFiles:
 
 
 def read(root: Path, files: Sequence[str]) -> TestFiles:
-    """What the test manifests among `files` (project-relative) say; a manifest that cannot be read says nothing."""
+    """What the test manifests among `files` (project-relative) and the project's Go tests say (gotests.py).
+
+    A manifest that cannot be read says nothing.
+    """
+    from ..discover import go_files
+    from .gotests import read as go_test_data
+
+    manifests = _manifests(root, files)
+    data = go_test_data(root, files, go_files(root))
+    return merge([manifests, TestFiles(data, {})]) if data else manifests
+
+
+def _manifests(root: Path, files: Sequence[str]) -> TestFiles:
     if not has_manifests(files):
         return NOTHING
     parts = []
