@@ -537,10 +537,10 @@ class _Layout:
         """An archived subchart's objects go on its entry in the parent's Chart.yaml, else the archive."""
         wanted = scope[-1] if scope else ""
         for file in ("Chart.yaml", "requirements.yaml"):  # Helm 3 still reads a requirements.yaml
-            for number, line in enumerate(self.files.get(file, b"").decode("utf-8", "replace").splitlines(), 1):
-                match = re.match(r"\s*-?\s*(?:name|alias):\s*['\"]?([\w.-]+)", line)
-                if match and match.group(1) == wanted:
-                    return (_join(self.chart, file), number, line.index(match.group(1)) + 1)
+            found = dependency_entry(self.files.get(file, b"").decode("utf-8", "replace").splitlines(), wanted,
+                                     ("name", "alias"))
+            if found is not None:
+                return (_join(self.chart, file), *found)
         return (archive, 1, 1)
 
     def source_of(self, helm_path: str) -> tuple[_Chart, str] | None:
@@ -576,11 +576,11 @@ class _Layout:
             name = str(dep.get("name") or "")
             if not name or name in present:
                 continue
-            entry = re.compile(rf"\s*-?\s*name:\s*['\"]?{re.escape(name)}['\"]?\s*(#.*)?$")
-            file, line = next(((f, n) for f, text in texts for n, t in enumerate(text, 1) if entry.match(t)),
-                              ("Chart.yaml", 1))
+            file, (line, column) = next(((f, at) for f, text in texts
+                                         if (at := dependency_entry(text, name, ("name",))) is not None),
+                                        ("Chart.yaml", (1, 1)))
             source = f" from {dep['repository']}" if dep.get("repository") else ""
-            found.append(RenderProblem(_join(self.chart, file), line, 1, (
+            found.append(RenderProblem(_join(self.chart, file), line, column, (
                 f"dependency {name}{source} {_MISSING}: {_NOT_BUILT}")))
         return found + self.problems
 
@@ -607,6 +607,25 @@ class _Layout:
 
 _NOT_BUILT = "its objects are not linted"
 _MISSING = "is missing from charts/ (run `helm dependency build`)"  # a dependency not built
+
+
+def dependency_entry(lines: Sequence[str], wanted: str, keys: Sequence[str]) -> tuple[int, int] | None:
+    """Line and column of `wanted` as the `name` (or another of `keys`) of an entry of the top-level
+    `dependencies:` list in a Chart.yaml's or requirements.yaml's lines, None if there is none.
+
+    Only inside that list: a chart named like its dependency (argo-cd's redis-ha chart wrapping
+    the redis-ha chart) has the same `name:` on its first line.
+    """
+    entry = re.compile(rf"\s*-?\s*(?:{'|'.join(map(re.escape, keys))}):\s*['\"]?({re.escape(wanted)})['\"]?\s*(?:#.*)?$")
+    inside = False
+    for number, line in enumerate(lines, 1):
+        if line[:1] not in ("", " ", "\t", "-", "#"):  # a top-level key starts (or ends) the list
+            inside = re.match(r"['\"]?dependencies['\"]?\s*:", line) is not None
+            continue
+        match = entry.match(line) if inside and wanted else None
+        if match:
+            return number, match.start(1) + 1
+    return None
 
 
 def _is_archive(name: str) -> bool:
