@@ -175,7 +175,7 @@ def show_settings(resolver: Resolver, path: Path, root: Path | None) -> str:
     lines.append("rules:")
     for code, rule in RULES.items():
         state = "on " if settings.enabled(code) else "off"
-        options = {k: v for k, v in settings.options[code].items() if k != "default-namespace"}
+        options = {k: v for k, v in settings.rule_conf(code).items() if k != "default-namespace"}
         extra = " " + " ".join(f"{k}={v!r}" for k, v in options.items()) if options else ""
         lines.append(f"  {code} {state} {settings.severity[code]:<7} {rule.NAME}{extra}")
     return "\n".join(lines) + "\n"

@@ -196,7 +196,9 @@ class Settings:
         # settings are not changed after they are first used.
         self.memo: dict[Any, Any] = {}
         self.severity: dict[str, str] = {code: rule.SEVERITY for code, rule in RULES.items()}
-        self.options: dict[str, dict[str, Any]] = {code: dict(rule.DEFAULTS) for code, rule in RULES.items()}
+        # Each rule's options, its defaults first: filled when configured or first asked for
+        # (rule_conf), so that a run imports no rule module it does not use.
+        self.options: dict[str, dict[str, Any]] = {}
         for key, value in (data.get("rules") or {}).items():
             rule = resolve(key)
             if rule is None:  # validate() rejects these; Settings stays total anyway
@@ -205,7 +207,7 @@ class Settings:
                 if option == "severity":
                     self.severity[rule.CODE] = option_value
                 else:
-                    self.options[rule.CODE][option] = option_value
+                    self.rule_conf(rule.CODE)[option] = option_value
 
     def with_overrides(
         self,
@@ -245,7 +247,9 @@ class Settings:
 
     def rule_conf(self, code: str) -> dict[str, Any]:
         """The options a rule's check receives (defaults merged with configuration)."""
-        conf = self.options[code]
+        conf = self.options.get(code)
+        if conf is None:
+            conf = self.options[code] = dict(RULES[code].DEFAULTS)
         conf.setdefault("default-namespace", self.default_namespace)
         return conf
 
