@@ -22,7 +22,8 @@ file, kyverno's `new-deployment-exists.yaml`) are not used by it: fixtures.
 
 A kyverno CLI test (`kyverno-test.yaml`: `kyverno test`) names the policies, resources, values
 and expected results it runs offline: every project file it names is a test fixture (resources
-there are often wrong on purpose).
+there are often wrong on purpose), and so is every other file of its folder (test data no test
+uses any more: see `left_over`).
 
 `read` does the reading (each manifest, bounded like a kustomization); the rest is pure.
 """
@@ -149,6 +150,21 @@ def kyverno_test_files(documents: Iterable[Any], folder: str, files: Iterable[st
     return frozenset(named)
 
 
+def left_over(folder: str, listed: Listing) -> frozenset[str]:
+    """The files of a kyverno CLI test's folder: what the test names is its input, the rest is not used by it.
+
+    `kyverno test` reads only the files its kyverno-test.yaml names; another file of its folder is
+    test data it left behind (kyverno's test/cli/test-mutate/patchedResource5.yaml, an expected
+    result no test names any more), never applied. A kustomization or chart there is applied
+    through kustomize or Helm: it stays a unit.
+    """
+    return frozenset(path for path in listed.by_folder.get(folder, ())
+                     if path.rpartition("/")[2] not in _APPLIED_THROUGH)
+
+
+_APPLIED_THROUGH = ("kustomization.yaml", "kustomization.yml", "Kustomization", "Chart.yaml")
+
+
 def merge(parts: Iterable[TestFiles]) -> TestFiles:
     """Several manifests' findings as one: applied anywhere wins over checked elsewhere."""
     alone: dict[str, str] = {}
@@ -194,7 +210,8 @@ def _manifests(root: Path, files: Sequence[str]) -> TestFiles:
             parts.append(classify(operations, listed, folder, list(_strings(documents))))
             parts.append(TestFiles(frozenset({path}), {}))  # the test itself: chainsaw's object, never applied
         elif name in KYVERNO_TEST_FILES:
-            parts.append(TestFiles(kyverno_test_files(_documents(root, path), folder, listed.present) | {path}, {}))
+            named = kyverno_test_files(_documents(root, path), folder, listed.present)
+            parts.append(TestFiles(named | {path} | left_over(folder, listed), {}))
     return merge(parts)
 
 

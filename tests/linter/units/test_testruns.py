@@ -89,6 +89,17 @@ def test_a_kyverno_cli_test_names_its_fixtures() -> None:
     assert named == {f"{folder}/policy.yaml", f"{folder}/resource.yaml", f"{folder}/kyverno-test.yaml"}
 
 
+def test_the_other_files_of_a_kyverno_cli_tests_folder_are_its_left_over_test_data(tmp_path: Path) -> None:
+    folder = "test/cli/test-mutate"  # patchedResource5.yaml: an expected result no result names (FW103 before)
+    found = read(KYVERNO, files_of(KYVERNO))
+    assert {f"{folder}/patchedResource4.yaml", f"{folder}/patchedResource5.yaml", f"{folder}/kyverno-test.yaml"} <= found.fixtures
+    root = tmp_path / "kyverno"
+    shutil.copytree(KYVERNO, root)
+    (root / folder / "kustomization.yaml").write_text("resources: [patchedResource4.yaml]\n")
+    found = read(root, files_of(root))  # a kustomization beside the test is applied through kustomize
+    assert f"{folder}/kustomization.yaml" not in found.fixtures and f"{folder}/patchedResource5.yaml" in found.fixtures
+
+
 GLOBALREF = "test/conformance/chainsaw/validating-policies/context/globalreference"
 
 
@@ -99,7 +110,7 @@ def test_kyvernos_tests_give_no_finding_and_their_fixtures_are_left_out(tmp_path
     run = lint([], cwd=root)
     # was 3 FW305 on ns*.yaml, 3 on the pods, 2 on _testdata, a FW101 (and one on a file no test step names)
     assert (run.code, [(f["file"], f["code"]) for f in run.findings]) == (0, [(f"{GLOBALREF}/new-deployment.yaml", "FW201")])
-    assert "left out 12 test fixture files" in run.stderr
+    assert "left out 15 test fixture files" in run.stderr
     # pre-commit passes one applied file: linted in its own unit, the manifest read from the project
     one = lint([f"{OLD_OBJECT}/ns-update.yaml", "--select", "FW305"], cwd=root)
     assert (one.code, one.findings) == (0, [])
