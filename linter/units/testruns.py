@@ -177,16 +177,19 @@ def merge(parts: Iterable[TestFiles]) -> TestFiles:
 
 
 def read(root: Path, files: Sequence[str]) -> TestFiles:
-    """What the test manifests among `files` (project-relative) and the project's Go tests say (gotests.py).
+    """What the test manifests among `files` (project-relative) and the project's Go tests say (gotests.py),
+    and which files its documentation shows as examples, each alone (docexamples.py).
 
     A manifest that cannot be read says nothing.
     """
     from ..discover import go_files
+    from .docexamples import read as doc_examples
     from .gotests import read as go_test_data
 
     manifests = _manifests(root, files)
     data = go_test_data(root, files, go_files(root))
-    return merge([manifests, TestFiles(data, {})]) if data else manifests
+    examples = doc_examples(root, files)  # not tests, but shown alone as they are: a unit each
+    return merge([manifests, TestFiles(data, examples)]) if data or examples else manifests
 
 
 def _manifests(root: Path, files: Sequence[str]) -> TestFiles:
