@@ -677,6 +677,7 @@ def _run_child(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Cl
     import time
 
     request = json.dumps({"chart": os.fspath(copy), "sets": requests, "memory": MEMORY, "max_output": MAX_OUTPUT})
+    texts: dict[str, str] = {}  # the templates' outputs so far, each once (_shared)
     env = {"HOME": os.fspath(scratch), "TMPDIR": os.fspath(scratch), "LANG": "C.UTF-8",
            "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
     for name in ("HELM_C_LIB", "SYSTEMROOT"):
@@ -731,13 +732,24 @@ def _run_child(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Cl
                     errors.seek(0)
                     replies.append(_died(errors.read().decode("utf-8", "replace"), child.returncode))
                     break
-                replies.append(reply)
+                replies.append(_shared(reply, texts))
         finally:
             if child.poll() is None:
                 child.kill()
             child.wait()
             reader.join()
     return replies
+
+
+def _shared(reply: dict[str, Any], texts: dict[str, str]) -> dict[str, Any]:
+    """The reply with each template's output that an earlier set rendered alike replaced by that one
+    string: the replies of all the sets are held until mapped, and most are alike (a chart's CRDs)."""
+    manifests = reply.get("manifests")
+    if isinstance(manifests, dict):
+        for name, text in manifests.items():
+            if isinstance(text, str):
+                manifests[name] = texts.setdefault(text, text)
+    return reply
 
 
 def _died(messages: str, code: int | None) -> dict[str, Any]:
