@@ -1042,8 +1042,8 @@ class _Piece:
     def mapped(self, template: helmmap.Template, helpers: helmmap.Helpers, values: _ScopedValues,
                memo: dict[int, bool | None]) -> tuple[Place, dict[FieldPath, Place]]:
         """The anchor and places of the document's fields for this value set."""
-        for asked, anchor, positions in self.mappings:
-            if helmmap.answers_alike(asked, values, memo):
+        for answered, anchor, positions in self.mappings:
+            if helmmap.answers_alike(answered, values, memo):
                 return anchor, positions
         loaded = self.loaded if self.loaded is not None else load(self.text)
         self.loaded = None

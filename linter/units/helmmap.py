@@ -1095,7 +1095,7 @@ def _evaluate(compiled: Any, values: Values) -> bool | None:
     """The truth of a _compiled condition for a value set; None if unknown."""
     if compiled is None:
         return None
-    head = compiled[0]
+    head: str = compiled[0]
     if head == "truthy":
         return values.truthy(compiled[1])
     if head == "not":
@@ -1103,7 +1103,7 @@ def _evaluate(compiled: Any, values: Values) -> bool | None:
         return None if truth is None else not truth
     if head in ("and", "or"):
         truths = [_evaluate(c, values) for c in compiled[1]]
-        decisive = head == "or"  # the value that settles it
+        decisive: bool = head == "or"  # the value that settles it
         if decisive in truths:
             return decisive
         return None if None in truths else not decisive
