@@ -34,6 +34,7 @@ from .units.plan import (
 )
 from .units.plan import plan as units_plan
 from .units.testruns import read as read_tests
+from .discover import go_files
 from .unitrun import UnitRun
 
 if TYPE_CHECKING:
@@ -113,7 +114,8 @@ def _lint(
     context_ids = [names.add(str(path)) for path in context]
     notices: list[str] = []
     steps = step_folders([*target_ids, *context_ids])
-    tests = read_tests(Path(names.base), [k for k in (*target_ids, *context_ids) if k != STDIN and not k.startswith("/")])
+    tests = read_tests(Path(names.base), [k for k in (*target_ids, *context_ids) if k != STDIN and not k.startswith("/")],
+                       go_files(names.base))
     left_out = 0
     if not scope.include_fixtures:
         chainsaw = chainsaw_folders([*target_ids, *context_ids])

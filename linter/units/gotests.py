@@ -127,7 +127,7 @@ def _scanned(root: Path, folders: Iterable[str]) -> list[str]:
 
 def _go_below(root: Path, paths: Iterable[str]) -> list[str]:
     """`.go` files below the named folders (scanned: a project outside git)."""
-    found = []
+    found: list[str] = []
     for path in paths:
         for current, folders, files in os.walk(root / path):
             folders[:] = [name for name in folders if not name.startswith(".")]

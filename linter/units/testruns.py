@@ -176,18 +176,18 @@ def merge(parts: Iterable[TestFiles]) -> TestFiles:
     return TestFiles(frozenset(fixtures - set(alone)), alone)
 
 
-def read(root: Path, files: Sequence[str]) -> TestFiles:
+def read(root: Path, files: Sequence[str], go_files: Sequence[str] | None = None) -> TestFiles:
     """What the test manifests among `files` (project-relative) and the project's Go tests say (gotests.py),
     and which files its documentation shows as examples, each alone (docexamples.py).
 
-    A manifest that cannot be read says nothing.
+    A manifest that cannot be read says nothing. `go_files`: the project's `.go` files as its
+    listing gave them (None: the folders concerned are scanned).
     """
-    from ..discover import go_files
     from .docexamples import read as doc_examples
     from .gotests import read as go_test_data
 
     manifests = _manifests(root, files)
-    data = go_test_data(root, files, go_files(root))
+    data = go_test_data(root, files, go_files)
     examples = doc_examples(root, files)  # not tests, but shown alone as they are: a unit each
     return merge([manifests, TestFiles(data, examples)]) if data or examples else manifests
 
