@@ -55,6 +55,7 @@ _REMOTE = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|git@|git::|(?:github\.com|
 _HOSTLIKE = re.compile(r"^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/[^/]+/")
 _MERGE_KEYS = ("name", "containerPort", "mountPath", "devicePath", "port", "ip", "conditionType")
 _SELECTOR_KINDS = ("Service", "ReplicationController")
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 _IDENTITY: tuple[FieldPath, ...] = (("apiVersion",), ("kind",), ("metadata",), ("metadata", "name"),
                                     ("metadata", "namespace"))
 
@@ -115,6 +116,7 @@ class KustomizeLayout(NamedTuple):
     consumed: dict[str, frozenset[str]]  # root folder -> every project file its build reads
     all_consumed: frozenset[str]  # files read by some kustomization (unused Components' included): never linted alone
     problems: list[RenderProblem]  # what reading the kustomizations found (render_kustomization repeats its own)
+    parsed: Parsed | None = None  # the run's parsed resource and patch files, shared by its renders (see _Positions)
 
 
 class _Files:
@@ -354,7 +356,7 @@ def find_kustomizations(root: Path, files: Iterable[str]) -> KustomizeLayout:
         consumed[folder] = frozenset(_closure_files(kustomizations, closure))
     every = set(_closure_files(kustomizations, kustomizations))
     problems = [p for f in sorted(kustomizations) for p in kustomizations[f].problems]
-    return KustomizeLayout(kustomizations, roots, consumed, frozenset(every), problems)
+    return KustomizeLayout(kustomizations, roots, consumed, frozenset(every), problems, {})
 
 
 # --- rendering ---------------------------------------------------------------------------------
@@ -433,7 +435,7 @@ def render_kustomization(root: Path, folder: str, tool: list[str] | None = None,
         return Render([], inputs, [p for p in problems if all(p is not n for n in notes)])
 
     problems.extend(_warnings(messages, unit))
-    renderer = _Positions(root, kustomizations, unit)
+    renderer = _Positions(root, kustomizations, unit, layout.parsed if layout is not None else None)
     objects = renderer.objects(output, problems)
     if notes:  # built without its remote entries: what did build is linted, theirs is not (FW007, not FW006)
         return _remote_not_linted(inputs, problems, notes, objects)
@@ -664,20 +666,38 @@ class _Source(NamedTuple):
     mapper: Mapper
 
 
+# (kind, file, its bytes or an inline text) -> its documents (_Source), or [an annotation's data]
+Parsed = dict[tuple[str, str, "bytes | str | None"], list[Any]]
+
+
 def _file_mapper(file: str) -> Mapper:
     return lambda mark: (file, mark.line + 1, mark.column + 1)
 
 
-def _pairs(node: MappingNode) -> Iterator[tuple[ScalarNode, Node]]:
+def _unplaced(mark: Any) -> Place:  # an inline patch's documents, kept apart from where they are written
+    raise LookupError("an inline patch placed without its kustomization")
+
+
+def _read_patch(file: str, text: str | None) -> list[_Source]:
+    """A patch file's documents, lists (JSON 6902 operations) included."""
+    mapper = _file_mapper(file)
+    return [] if text is None else [
+        _Source(d.node, d.data, mapper) for d in load(text).documents if isinstance(d.data, (dict, list))]
+
+
+def _pairs(node: MappingNode) -> list[tuple[ScalarNode, Node]]:
     """A mapping's scalar-keyed entries, YAML merge keys (`<<`) expanded first."""
-    for key, value in node.value:
-        if isinstance(key, ScalarNode) and key.tag == "tag:yaml.org,2002:merge":
+    entries = node.value
+    if not any(key.tag == _MERGE_TAG for key, _ in entries):  # the common case: no merge key
+        return [(key, value) for key, value in entries if isinstance(key, ScalarNode)]
+    found: list[tuple[ScalarNode, Node]] = []
+    for key, value in entries:
+        if isinstance(key, ScalarNode) and key.tag == _MERGE_TAG:
             for merged in value.value if isinstance(value, SequenceNode) else [value]:
                 if isinstance(merged, MappingNode):
-                    yield from _pairs(merged)
-    for key, value in node.value:
-        if isinstance(key, ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
-            yield key, value
+                    found.extend(_pairs(merged))
+    found.extend((key, value) for key, value in entries if isinstance(key, ScalarNode) and key.tag != _MERGE_TAG)
+    return found
 
 
 def _node_at(node: Node | None, path: Iterable[str | int]) -> Node | None:
@@ -756,15 +776,18 @@ def _is_deletion(node: Node) -> bool:
     return isinstance(node, MappingNode) and any(k.value == "$patch" for k, _ in _pairs(node))
 
 
-def _leaves(value: Any, path: FieldPath = ()) -> Iterator[tuple[FieldPath, Any]]:
+def _leaves(value: Any, path: FieldPath = (), out: list[tuple[FieldPath, Any]] | None = None) -> list[tuple[FieldPath, Any]]:
+    """Every leaf of `value` with its path, in document order."""
+    found: list[tuple[FieldPath, Any]] = [] if out is None else out
     if isinstance(value, dict):
         for key, child in value.items():
-            yield from _leaves(child, (*path, key))
+            _leaves(child, (*path, key), found)
     elif isinstance(value, list):
         for index, child in enumerate(value):
-            yield from _leaves(child, (*path, index))
+            _leaves(child, (*path, index), found)
     else:
-        yield path, value
+        found.append((path, value))
+    return found
 
 
 def _get(value: Any, path: FieldPath) -> Any:
@@ -857,7 +880,7 @@ class _Object:
 
     def leaves(self) -> list[tuple[FieldPath, Any]]:
         if self._leaves is None:
-            self._leaves = list(_leaves(self.data))
+            self._leaves = _leaves(self.data)
         return self._leaves
 
     def selected(self, target: Any) -> bool:
@@ -881,12 +904,19 @@ class _Object:
 
 
 class _Positions:
-    """kustomize's output -> RenderedObjects placed in the project."""
+    """kustomize's output -> RenderedObjects placed in the project.
 
-    def __init__(self, root: Path, kustomizations: dict[str, Kustomization], unit: list[Kustomization]) -> None:
+    `parsed` (the layout's, shared by a run's renders, on several threads) keeps each resource
+    and patch file parsed once per run, keyed by its name and bytes, and each inline patch by its
+    text: the roots of a project build on the same bases. What is kept is only read, never changed.
+    """
+
+    def __init__(self, root: Path, kustomizations: dict[str, Kustomization], unit: list[Kustomization],
+                 parsed: Parsed | None = None) -> None:
         self.root = root
         self.kustomizations = kustomizations
         self.unit = unit
+        self.parsed: Parsed = parsed if parsed is not None else {}
         self.documents: dict[str, list[_Source]] = {}
         self.lines: dict[str, list[str]] = {}
         self.occurrences: list[_Occurrence] = []
@@ -923,25 +953,46 @@ class _Positions:
 
     def _sources(self, file: str) -> list[_Source]:
         if file not in self.documents:
-            found: list[_Source] = []
-            try:
-                text, _ = decode((self.root / file).read_bytes())
-            except OSError:
-                text = None
-            if text is not None:
-                mapper = _file_mapper(file)
-                for document in load(text).documents:
-                    if isinstance(document.data, dict):
-                        items = document.data.get("items")
-                        if str(document.data.get("kind", "")).endswith("List") and isinstance(items, list):
-                            for index, item in enumerate(items):
-                                node = _node_at(document.node, ("items", index))
-                                if isinstance(item, dict) and node is not None:
-                                    found.append(_Source(node, item, mapper))
-                        else:
-                            found.append(_Source(document.node, document.data, mapper))
-            self.documents[file] = found
+            self.documents[file] = self._shared(file, self._read_sources)
         return self.documents[file]
+
+    def _shared(self, file: str, parse: Callable[[str, str | None], list[_Source]], kind: str = "") -> list[_Source]:
+        """A file's documents, parsed once per run (keyed by its name and content)."""
+        try:
+            data: bytes | None = (self.root / file).read_bytes()
+        except OSError:
+            data = None
+        key = (kind, file, data)
+        found = self.parsed.get(key)
+        if found is None:
+            found = self.parsed[key] = parse(file, None if data is None else decode(data)[0])
+        return found
+
+    @staticmethod
+    def _read_sources(file: str, text: str | None) -> list[_Source]:
+        found: list[_Source] = []
+        if text is not None:
+            mapper = _file_mapper(file)
+            for document in load(text).documents:
+                if isinstance(document.data, dict):
+                    items = document.data.get("items")
+                    if str(document.data.get("kind", "")).endswith("List") and isinstance(items, list):
+                        for index, item in enumerate(items):
+                            node = _node_at(document.node, ("items", index))
+                            if isinstance(item, dict) and node is not None:
+                                found.append(_Source(node, item, mapper))
+                    else:
+                        found.append(_Source(document.node, document.data, mapper))
+        return found
+
+    def _annotation(self, text: str) -> Any:
+        """An origin or transformations annotation's data, read once per run (objects of a file, and
+        objects passing the same kustomizations, carry the same texts); it is only read, never changed."""
+        key = ("annotation", "", text)
+        found = self.parsed.get(key)
+        if found is None:
+            found = self.parsed[key] = [_first_data(text)]
+        return found[0]
 
     def _file_lines(self, file: str) -> list[str]:
         """A project file's lines (an env file, a kustomization holding inline patches)."""
@@ -961,7 +1012,7 @@ class _Positions:
         for document in load(output).documents:
             if not isinstance(document.data, dict):
                 continue
-            text, origin, transformed = _strip_bookkeeping(document, lines)
+            text, origin, transformed = _strip_bookkeeping(document, lines, self._annotation)
             obj = _Object(document.data)
             try:
                 anchor = self._place(obj, origin, transformed, ordinals)
@@ -1167,20 +1218,18 @@ class _Positions:
             return self._sources_any(file) if file is not None else []
         node = _node_at(k.node, where)
         mapper = _inline_mapper(k.file, node, self._file_lines(k.file), (k.file, *k.place(*where)))
-        return [_Source(d.node, d.data, mapper) for d in load(content).documents
-                if isinstance(d.data, (dict, list))]
+        key = ("inline", "", content)
+        documents = self.parsed.get(key)
+        if documents is None:
+            documents = self.parsed[key] = [_Source(d.node, d.data, _unplaced) for d in load(content).documents
+                                            if isinstance(d.data, (dict, list))]
+        return [source._replace(mapper=mapper) for source in documents]
 
     def _sources_any(self, file: str) -> list[_Source]:
         """A patch file's documents, lists (JSON 6902 operations) included."""
         key = "\0patch:" + file
         if key not in self.documents:
-            try:
-                text, _ = decode((self.root / file).read_bytes())
-            except OSError:
-                text = None
-            mapper = _file_mapper(file)
-            self.documents[key] = [] if text is None else [
-                _Source(d.node, d.data, mapper) for d in load(text).documents if isinstance(d.data, (dict, list))]
+            self.documents[key] = self._shared(file, _read_patch, "patch")
         return self.documents[key]
 
     def _merge(self, obj: _Object, patch: _Source) -> None:
@@ -1245,8 +1294,12 @@ def _inline_mapper(file: str, node: Node | None, lines: list[str], fallback: Pla
     return lambda mark: (file, first + mark.line + 1, indent + mark.column + 1)
 
 
-def _strip_bookkeeping(document: Any, lines: list[str]) -> tuple[str, dict[str, Any], set[str]]:
-    """The object's text without kustomize's annotations; its origin and transforming kustomizations."""
+def _strip_bookkeeping(document: Any, lines: list[str],
+                       parse: Callable[[str], Any] | None = None) -> tuple[str, dict[str, Any], set[str]]:
+    """The object's text without kustomize's annotations; its origin and transforming kustomizations.
+    `parse` reads an annotation's text (the first document's data, or None)."""
+    if parse is None:
+        parse = _first_data
     data: dict[str, Any] = document.data
     metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else None
     annotations = metadata.get("annotations") if metadata is not None else None
@@ -1255,12 +1308,12 @@ def _strip_bookkeeping(document: Any, lines: list[str]) -> tuple[str, dict[str, 
     start, end = document.start_line - 1, document.end_line
     if not isinstance(annotations, dict) or not any(a in annotations for a in _BOOKKEEPING):
         return "".join(lines[start:end]), origin, transformed
-    parsed = load(str(annotations.get(ORIGIN) or "")).documents
-    if parsed and isinstance(parsed[0].data, dict):
-        origin = parsed[0].data
-    parsed = load(str(annotations.get(TRANSFORMATIONS) or "")).documents
-    if parsed and isinstance(parsed[0].data, list):
-        for step in parsed[0].data:
+    found = parse(str(annotations.get(ORIGIN) or ""))
+    if isinstance(found, dict):
+        origin = found
+    found = parse(str(annotations.get(TRANSFORMATIONS) or ""))
+    if isinstance(found, list):
+        for step in found:
             configured = str(step.get("configuredIn") or "") if isinstance(step, dict) else ""
             if configured.startswith(_MIRROR + "/"):
                 transformed.add(posixpath.dirname(configured[len(_MIRROR) + 1:]))
@@ -1274,6 +1327,12 @@ def _strip_bookkeeping(document: Any, lines: list[str]) -> tuple[str, dict[str, 
 
         return yaml.safe_dump(data, sort_keys=False), origin, transformed
     return "".join(line for number, line in enumerate(lines[start:end], start) if number not in cut), origin, transformed
+
+
+def _first_data(text: str) -> Any:
+    """The data of a text's first YAML document (None when it has none)."""
+    documents = load(text).documents
+    return documents[0].data if documents else None
 
 
 def _bookkeeping_lines(node: Node, lines: list[str]) -> set[int] | None:

@@ -463,6 +463,59 @@ patches:
 
 
 @needs_kustomize
+def test_roots_of_one_run_share_parsed_files_and_each_keeps_its_own_places(tmp_path: Path) -> None:
+    """The shape of microservices-demo 34ffea9175 kustomize/tests/*: roots building on one base, each
+    with the same inline patch text at its own lines. One layout (one run) parses the base and the
+    patch text once; every root's objects are placed as if rendered alone, on its own lines."""
+    write(tmp_path, "base/kustomization.yaml", "resources: [deploy.yaml]\n")
+    write(tmp_path, "base/deploy.yaml", """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+spec:
+  replicas: 1
+  template:
+    spec:
+      containers:
+        - name: api
+          image: api:1
+""")
+    patch = """\
+    patch: |
+      - op: replace
+        path: /spec/replicas
+        value: 5
+"""
+    write(tmp_path, "one/kustomization.yaml", f"resources: [../base]\npatches:\n  - target: {{kind: Deployment}}\n{patch}")
+    write(tmp_path, "two/kustomization.yaml",
+          f"namePrefix: two-\nimages:\n  - name: api\n    newTag: '2'\nresources: [../base]\npatches:\n"
+          f"  - target: {{kind: Deployment}}\n{patch}")
+    layout = find_kustomizations(tmp_path, project_files(tmp_path))
+    assert layout.roots == ["one", "two"]
+    shared = {root: render_kustomization(tmp_path, root, layout=layout) for root in layout.roots}
+    assert layout.parsed  # the base file and the inline patch, kept for the run
+    alone = {root: render_kustomization(tmp_path, root, layout=find_kustomizations(tmp_path, project_files(tmp_path)))
+             for root in layout.roots}
+    assert {r: [(o.text, o.positions, o.anchor) for o in made.objects] for r, made in shared.items()} == \
+        {r: [(o.text, o.positions, o.anchor) for o in made.objects] for r, made in alone.items()}
+    one, _ = by_name(shared["one"])[("Deployment", "api")]
+    two, two_data = by_name(shared["two"])[("Deployment", "two-api")]
+    assert one.positions[("spec", "replicas")] == place("one/kustomization.yaml", "value: 5", tmp_path)
+    assert two.positions[("spec", "replicas")] == place("two/kustomization.yaml", "value: 5", tmp_path)
+    assert two_data["spec"]["template"]["spec"]["containers"][0]["image"] == "api:2"
+    assert two.positions[("spec", "template", "spec", "containers", 0, "image")] == \
+        place("two/kustomization.yaml", "newTag: '2'", tmp_path)
+    assert two.anchor == one.anchor == ("base/deploy.yaml", 1, 1)
+    # a file that changes is parsed again (the key is its content), never taken from what the run kept
+    write(tmp_path, "base/deploy.yaml", "# moved down\n" + (tmp_path / "base/deploy.yaml").read_text())
+    again, _ = by_name(render_kustomization(tmp_path, "one", layout=layout))[("Deployment", "api")]
+    assert again.anchor == ("base/deploy.yaml", 2, 1)
+    assert again.positions[("spec", "template", "spec", "containers", 0, "image")] == \
+        place("base/deploy.yaml", "image: api:1", tmp_path)
+
+
+@needs_kustomize
 def test_an_origin_lost_to_a_patch_of_all_annotations_is_found_again(tmp_path: Path) -> None:
     # A JSON patch that replaces metadata.annotations drops kustomize's origin annotation with it.
     write(tmp_path, "kustomization.yaml", """\
