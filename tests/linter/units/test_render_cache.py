@@ -11,7 +11,7 @@ import pytest
 from fieldwarden.linter.units import kustomize, render_cache
 from fieldwarden.linter.units.not_linted import NotLinted
 from fieldwarden.linter.units.plan import KUSTOMIZE, RenderJob
-from fieldwarden.linter.units.rendered import Render, RenderProblem
+from fieldwarden.linter.units.rendered import Render, RenderedObject, RenderProblem
 from tests.helpers import FIXTURES, git_repo, lint
 
 from .test_kustomize import needs_kustomize
@@ -61,8 +61,9 @@ def test_a_changed_kustomization_invalidates_a_cached_failure(tmp_path: Path, mo
     builds = _builds(monkeypatch)
     lint([], cwd=root)
     kustomization = root / "options/istio/kustomization.yaml"
-    kustomization.write_text(kustomization.read_text(encoding="utf-8").replace("- istio-authorization-policy.yaml\n", ""),
-                             encoding="utf-8")
+    kept = [line for line in kustomization.read_text(encoding="utf-8").splitlines(keepends=True)
+            if not line.startswith("- istio-authorization-policy.yaml")]
+    kustomization.write_text("".join(kept), encoding="utf-8")
     again = lint([], cwd=root)
     assert len(builds) == 2
     assert not [f for f in again.findings if f["code"] == "FW006"]
@@ -93,3 +94,37 @@ def test_why_a_unit_was_not_linted_survives_the_cache(tmp_path: Path) -> None:
 def test_what_another_run_may_not_repeat_is_not_kept(message: str) -> None:
     assert not render_cache.lasting(Render([], ["app/kustomization.yaml"], [RenderProblem("app/kustomization.yaml", 1, 1, message)]))
     assert not render_cache.lasting(Render([], [], [RenderProblem("app", 1, 1, "kustomize failed: boom")]))  # read nothing
+
+
+def _crd_like(name: str) -> RenderedObject:
+    """The shape of kyverno's CRD templates (kyverno/kyverno 111e07bbec charts/crds): field paths 20 deep."""
+    deep: tuple[str | int, ...] = ("spec", "versions", 0, "schema", "openAPIV3Schema", "properties")
+    positions: dict[tuple[str | int, ...], tuple[str, int, int]] = {(): (name, 1, 1), ("kind",): (name, 1, 1)}
+    for depth in range(1, len(deep) + 1):
+        positions[deep[:depth]] = (name, depth + 1, 2 * depth - 1)
+    positions[("status", "conditions", 3, "type")] = (name, 30, 7)  # its parents unplaced
+    return RenderedObject(f"kind: CustomResourceDefinition\nmetadata:\n  name: {name}\n", positions, (name, 1, 1),
+                          frozenset({deep[:3]}))
+
+
+def test_deep_objects_rendered_alike_by_a_charts_sets_come_back_identical(tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app/crd.yaml").write_text("kind: CustomResourceDefinition\n", encoding="utf-8")
+    shared = _crd_like("app/crd.yaml")
+    encoded: render_cache.Encoded = {}
+    jobs = [RenderJob(KUSTOMIZE, "app", ("one.yaml",)), RenderJob(KUSTOMIZE, "app", ("two.yaml",))]
+    made = [Render([shared, _crd_like("app/other.yaml")], ["app/crd.yaml"], []), Render([shared], ["app/crd.yaml"], [])]
+    for job, render in zip(jobs, made):
+        render_cache.save(tmp_path, job, "tool", [], render, {}, {}, encoded)
+    assert len(encoded) == 2  # the object both render is encoded once
+    assert [render_cache.load(tmp_path, job, "tool", []) for job in jobs] == made
+    loaded = render_cache.load(tmp_path, jobs[0], "tool", [])
+    assert loaded is not None and list(loaded.objects[0].positions) == list(shared.positions)  # in the same order
+
+
+def test_a_field_path_naming_a_later_parent_is_refused() -> None:
+    text, parents, parts, files, lines, columns, anchor, approximate = render_cache._encode_object(_crd_like("a.yaml"))
+    assert parents[:3] == [-1, 0, 0] and parts[:3] == [[], ["kind"], ["spec"]]
+    parents[2] = 5
+    with pytest.raises(ValueError):
+        render_cache._decode_object([text, parents, parts, files, lines, columns, anchor, approximate])
