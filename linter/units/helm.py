@@ -40,14 +40,14 @@ from typing import Any, ContextManager, Iterable, Iterator, NamedTuple, Sequence
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from . import helm_archive, helm_budget, helm_child, helm_fetch, helm_schema, helm_seccomp, helmmap, inline_values
+from . import helm_archive, helm_budget, helm_child, helm_fetch, helm_pool, helm_schema, helm_seccomp, helmmap, inline_values
 from ..loader import load
 from .not_linted import NotLinted
 from .rendered import FieldPath, Place, Render, RenderedObject, RenderProblem
 from .plan import InlineValues
 
 EXTRA = helm_child.EXTRA  # the optional dependency's extra in pyproject.toml
-SOURCES = (__file__, helmmap.__file__, helm_child.__file__, helm_schema.__file__, helm_archive.__file__,
+SOURCES = (__file__, helmmap.__file__, helm_child.__file__, helm_pool.__file__, helm_schema.__file__, helm_archive.__file__,
            helm_budget.__file__, helm_seccomp.__file__, inline_values.__file__, helm_fetch.__file__)  # the code a render depends on besides Helm (for a render cache's key)
 RELEASE = "release-name"  # `helm template`'s release name when none is given
 TIMEOUT = helm_budget.SET  # seconds a value set may take by default, child process start included (helm_budget.py)
@@ -670,74 +670,57 @@ def _run_helm(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Clo
 
 def _run_child(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Clock, labels: list[str],
                scratch: Path) -> list[dict[str, Any]]:
-    """The replies of one child: one per request up to the first it could not answer (that one an error)."""
+    """The replies of one child: one per request up to the first it could not answer (that one an error).
+
+    The child comes from helm_pool.py (one that rendered an earlier chart whole, else a new one) and
+    goes back to it only when it answered every request."""
     import queue
-    import subprocess
-    import threading
     import time
 
     request = json.dumps({"chart": os.fspath(copy), "sets": requests, "memory": MEMORY, "max_output": MAX_OUTPUT})
     texts: dict[str, str] = {}  # the templates' outputs so far, each once (_shared)
-    env = {"HOME": os.fspath(scratch), "TMPDIR": os.fspath(scratch), "LANG": "C.UTF-8",
-           "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
-    for name in ("HELM_C_LIB", "SYSTEMROOT"):
-        if name in os.environ:
-            env[name] = os.environ[name]
-    # -I: the child's imports come from the installation alone, never from the folder it runs in
-    command = [sys.executable, "-I", "-c", "from fieldwarden.linter.units.helm_child import main; main()"]
-    with tempfile.TemporaryFile(dir=scratch) as errors:
+    try:
+        child = helm_pool.take(MEMORY)
+    except OSError as exc:
+        return [{"error": f"cannot start the rendering process: {exc.strerror or exc}", "stage": "limit"}]
+    errors_from = child.error_size()
+    replies: list[dict[str, Any]] = []
+    whole = False
+    try:
         try:
-            child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
-                                     cwd=scratch, env=env)
-        except OSError as exc:
-            return [{"error": f"cannot start the rendering process: {exc.strerror or exc}", "stage": "limit"}]
-        lines: queue.Queue[bytes] = queue.Queue()
-
-        def read() -> None:
-            assert child.stdout is not None
-            for line in child.stdout:
-                lines.put(line)
-            lines.put(b"")
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        replies: list[dict[str, Any]] = []
-        try:
-            assert child.stdin is not None
+            child.send(request.encode())
+        except OSError:  # it ended before reading: its error output says why
+            pass
+        while len(replies) < len(requests):
+            wait, limit = clock.next_wait()
+            started = time.monotonic()
             try:
-                child.stdin.write(request.encode())
-                child.stdin.close()
-            except OSError:  # it ended before reading: its error output says why
-                pass
-            while len(replies) < len(requests):
-                wait, limit = clock.next_wait()
-                started = time.monotonic()
-                try:
-                    line = lines.get(timeout=wait)
-                except queue.Empty:
-                    if limit == "set":
-                        stopped = f"rendering took longer than {wait:g} s and was stopped"
-                    else:
-                        stopped = (f"value set {labels[len(replies)]} stopped after {time.monotonic() - started:.1f} s "
-                                   f"and not rendered: {clock.describe(limit)} was used up")
-                    replies.append({"error": stopped, "stage": "limit"})
-                    break
-                try:
-                    reply = json.loads(line) if line else None
-                except ValueError:
-                    reply = None
-                if not isinstance(reply, dict):
-                    child.kill()
-                    child.wait()
-                    errors.seek(0)
-                    replies.append(_died(errors.read().decode("utf-8", "replace"), child.returncode))
-                    break
-                replies.append(_shared(reply, texts))
-        finally:
-            if child.poll() is None:
-                child.kill()
-            child.wait()
-            reader.join()
+                line = child.lines.get(timeout=wait)
+            except queue.Empty:
+                if limit == "set":
+                    stopped = f"rendering took longer than {wait:g} s and was stopped"
+                else:
+                    stopped = (f"value set {labels[len(replies)]} stopped after {time.monotonic() - started:.1f} s "
+                               f"and not rendered: {clock.describe(limit)} was used up")
+                replies.append({"error": stopped, "stage": "limit"})
+                break
+            try:
+                reply = json.loads(line) if line else None
+            except ValueError:
+                reply = None
+            if not isinstance(reply, dict):
+                if child.process.poll() is None:
+                    child.process.kill()
+                child.process.wait()
+                replies.append(_died(child.error_output(errors_from), child.process.returncode))
+                return replies
+            replies.append(_shared(reply, texts))
+        whole = len(replies) == len(requests) and replies[-1].get("stage") != "limit"
+    finally:
+        if whole:
+            helm_pool.give_back(child)
+        else:
+            child.end(kill=True)
     return replies
 
 

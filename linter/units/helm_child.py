@@ -1,10 +1,11 @@
 """The Helm rendering child process: renders one chart copy with one or more value sets.
 
 helm.py starts it (`python -I -c "from fieldwarden.linter.units.helm_child import main; main()"`)
-and sends one JSON request on stdin: the copy's folder, and a list of value sets (values files'
-texts, release name, namespace). The answer is one JSON line per value set, in order, each
-flushed as soon as it is made, so that a set that loops or exhausts memory costs only itself
-and the sets after it are rendered again in a new child.
+and sends it JSON requests on stdin, one a line: a chart copy's folder, and a list of value sets
+(values files' texts, release name, namespace). The answer is one JSON line per value set, in
+order, each flushed as soon as it is made, so that a set that loops or exhausts memory costs only
+itself and the sets after it are rendered again in a new child. A child that answered a request
+whole is given the next chart's (helm_pool.py); it ends when its stdin does.
 
 Kept apart from helm.py so the child imports only the standard library and Helm's SDK: a
 render is cheap (milliseconds), starting the process and loading the SDK is not. Before the SDK
@@ -22,8 +23,11 @@ EXTRA = "render"  # the optional dependency's extra in pyproject.toml
 
 
 def main() -> None:
-    """Read a request on stdin, render each value set, answer a JSON line per set on stdout."""
-    request = json.loads(sys.stdin.buffer.read())
+    """Read requests on stdin, a line each, render each value set, answer a JSON line per set on stdout."""
+    line = sys.stdin.buffer.readline()
+    if not line.strip():
+        return
+    request = json.loads(line)
     try:
         import resource
 
@@ -33,16 +37,22 @@ def main() -> None:
     from .helm_seccomp import deny_sockets
 
     deny_sockets()  # before Helm's Go runtime starts its threads: none of them can open a socket
+    helm: Any = None
+    failed: dict[str, Any] = {}
     try:
-        import helm_python as helm
+        import helm_python
+
+        helm = helm_python
     except Exception as exc:  # the library may be missing, or fail to load for its platform
         failed = {"error": f"Helm's engine cannot be loaded ({exc}); reinstall with pip install 'fieldwarden[{EXTRA}]'",
                   "stage": "import"}
-        for _ in request["sets"]:
-            _answer(failed)
-        return
-    for value_set in request["sets"]:
-        _answer(render(helm, request["chart"], value_set, request["max_output"]))
+    while True:
+        for value_set in request["sets"]:
+            _answer(failed if helm is None else render(helm, request["chart"], value_set, request["max_output"]))
+        line = sys.stdin.buffer.readline()
+        if not line.strip():
+            return
+        request = json.loads(line)
 
 
 def _answer(reply: dict[str, Any]) -> None:

@@ -34,7 +34,7 @@ from .not_linted import NotLinted
 from .rendered import Render, RenderedObject, RenderProblem
 from .plan import RenderJob
 
-FORMAT = 4  # 3: an input's key holds where it resolves to; 4: failed renders, with why not linted
+FORMAT = 5  # 3: an input's key holds where it resolves to; 4: failed renders, with why not linted; 5: objects marshalled apart, paths by parent
 _PURPOSE = b"render-cache"
 
 
@@ -107,13 +107,16 @@ def snapshot(root: Path, paths: Sequence[str]) -> dict[str, bytes | None]:
 
 
 def save(root: Path, job: RenderJob, tool: str, watched: Sequence[str], render: Render,
-         before: dict[str, bytes | None], after: dict[str, bytes | None] | None = None) -> None:
+         before: dict[str, bytes | None], after: dict[str, bytes | None] | None = None,
+         encoded: Encoded | None = None) -> None:
     """Remember a render with the digests of the files it was made from.
 
     `before` holds digests taken before rendering: a file that changed while the render ran
     may have been read in either state, so then nothing is stored. `after`, digests taken
     since the render ended, is filled in and shared by the renders of one batch (a chart's
-    value sets read the same files).
+    value sets read the same files). `encoded`, shared the same way, holds the objects encoded
+    so far: a chart's value sets render most objects alike (Helm's mapping hands them the same
+    text and places), each encoded once.
     """
     after = {} if after is None else after
     for path in render.inputs:
@@ -126,7 +129,7 @@ def save(root: Path, job: RenderJob, tool: str, watched: Sequence[str], render: 
         "signature": _signature(job, tool),
         "listing": digest("\0".join(watched).encode("utf-8", "surrogateescape")),
         "inputs": inputs,
-        "render": _encode(render),
+        "render": _encode(render, {} if encoded is None else encoded),
     }
     try:
         data = marshal.dumps(body)
@@ -159,39 +162,43 @@ def _signature(job: RenderJob, tool: str) -> list[Any]:
             repr(job.inline), tool]
 
 
-def _encode(render: Render) -> list[Any]:
-    objects = [
-        [obj.text, [[list(path), *place] for path, place in obj.positions.items()], list(obj.anchor),
-         [list(path) for path in sorted(obj.approximate, key=repr)]]
-        for obj in render.objects
-    ]
+Encoded = dict[tuple[int, int, tuple[str, int, int], frozenset[Any]], tuple[RenderedObject, bytes]]  # an object's parts -> it, its bytes
+
+
+def _encode(render: Render, encoded: Encoded) -> list[Any]:
+    objects = []
+    for obj in render.objects:
+        key = (id(obj.text), id(obj.positions), obj.anchor, obj.approximate)
+        known = encoded.get(key)  # the object is held beside its bytes: the ids stay its parts' meanwhile
+        if known is None:
+            known = encoded[key] = (obj, marshal.dumps(_encode_object(obj)))
+        objects.append(known[1])
     not_linted = list(render.not_linted) if render.not_linted is not None else None
     return [objects, list(render.inputs), [list(problem) for problem in render.problems], not_linted]
+
+
+def _encode_object(obj: RenderedObject) -> list[Any]:
+    """[text, parents, parts, files, lines, columns, anchor, approximate]: a rendered object's field
+    paths run 20 deep in a CRD, so each is kept as the index of its parent path (an earlier entry;
+    -1 for none) and the parts after it (its last, when its parent is placed)."""
+    index: dict[tuple[Any, ...], int] = {}
+    parents: list[int] = []
+    parts: list[list[Any]] = []
+    for number, path in enumerate(obj.positions):
+        parent = index.get(path[:-1], -1) if path else -1
+        parents.append(parent)
+        parts.append([path[-1]] if parent >= 0 else list(path))
+        index[path] = number
+    places = obj.positions.values()
+    return [obj.text, parents, parts, [place[0] for place in places], [place[1] for place in places],
+            [place[2] for place in places], list(obj.anchor), [list(path) for path in sorted(obj.approximate, key=repr)]]
 
 
 def _decode(raw: Any) -> Render:
     """A Render from its cached form; ValueError unless every part has the expected type."""
     if type(raw) is not list or len(raw) != 4 or not all(type(part) is list for part in raw[:3]):
         raise ValueError("malformed render")
-    objects = []
-    for item in raw[0]:
-        if type(item) is not list or len(item) != 4 or type(item[0]) is not str or type(item[1]) is not list \
-                or type(item[3]) is not list:
-            raise ValueError("malformed rendered object")
-        entries = item[1]  # [[path, file, line, column], ...]: the types checked a column at a time (a warm run reads 100,000s)
-        if not set(map(type, entries)) <= {list} or not set(map(len, entries)) <= {4}:
-            raise ValueError("malformed position")
-        paths, files, lines, columns = zip(*entries) if entries else ((), (), (), ())
-        if not set(map(type, paths)) <= {list} or not set(map(type, chain.from_iterable(paths))) <= _PARTS \
-                or not set(map(type, files)) <= {str} or not set(map(type, lines)) | set(map(type, columns)) <= {int}:
-            raise ValueError("malformed field path")
-        positions = dict(zip(map(tuple, paths), zip(files, lines, columns)))
-        approximate = []
-        for path in item[3]:
-            if type(path) is not list or not all(type(part) in (str, int) for part in path):
-                raise ValueError("malformed field path")
-            approximate.append(tuple(path))
-        objects.append(RenderedObject(item[0], positions, _place(item[2]), frozenset(approximate)))
+    objects = [_decode_object(marshal.loads(item) if type(item) is bytes else None) for item in raw[0]]
     inputs = raw[1]
     if not all(type(path) is str for path in inputs):
         raise ValueError("malformed inputs")
@@ -204,6 +211,35 @@ def _decode(raw: Any) -> Render:
             raise ValueError("malformed problem")
         problems.append(RenderProblem(file, line, column, entry[3]))
     return Render(objects, list(inputs), problems, _not_linted(raw[3]))
+
+
+def _decode_object(item: Any) -> RenderedObject:
+    """The types checked a column at a time (a warm run reads 100,000s of places)."""
+    if type(item) is not list or len(item) != 8 or type(item[0]) is not str or not all(type(part) is list for part in item[1:6]) \
+            or type(item[7]) is not list:
+        raise ValueError("malformed rendered object")
+    text, parents, parts, files, lines, columns = item[:6]
+    if not len(parents) == len(parts) == len(files) == len(lines) == len(columns):
+        raise ValueError("malformed positions")
+    if not set(map(type, parents)) <= {int} or not set(map(type, parts)) <= {list} \
+            or not set(map(type, chain.from_iterable(parts))) <= _PARTS or not set(map(type, files)) <= {str} \
+            or not set(map(type, lines)) | set(map(type, columns)) <= {int}:
+        raise ValueError("malformed field path")
+    paths: list[tuple[Any, ...]] = []
+    for number, (parent, tail) in enumerate(zip(parents, parts)):
+        if parent < 0:
+            paths.append(tuple(tail))
+        elif parent < number:
+            paths.append(paths[parent] + tuple(tail))
+        else:
+            raise ValueError("malformed field path")
+    positions = dict(zip(paths, zip(files, lines, columns)))
+    approximate = []
+    for path in item[7]:
+        if type(path) is not list or not all(type(part) in (str, int) for part in path):
+            raise ValueError("malformed field path")
+        approximate.append(tuple(path))
+    return RenderedObject(text, positions, _place(item[6]), frozenset(approximate))
 
 
 def _not_linted(raw: Any) -> NotLinted | None:

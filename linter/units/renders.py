@@ -129,9 +129,10 @@ def render(
                    for path in _known_inputs(job, layout, watched)} for job, _, watched in batch]
         rendered = _render_batch(root, jobs, layout, default_namespace, slots, started)
         after: dict[str, bytes | None] = {}  # and once after
+        encoded: render_cache.Encoded = {}  # the objects the sets render alike, encoded once
         for (job, tool, watched), render, inputs in zip(batch, rendered, before):
             if cache and render_cache.lasting(render) and not _fetches(job, layout):  # failed renders too
-                render_cache.save(root, job, tool, watched, render, inputs, after)
+                render_cache.save(root, job, tool, watched, render, inputs, after, encoded)
             if made is not None:
                 made(job, render)
         return list(zip(jobs, rendered))
@@ -149,6 +150,10 @@ def render(
             done = [pair for pairs in pool.map(make, batches) for pair in pairs]
     else:
         done = [pair for batch in batches for pair in make(batch)]
+    if any(job.tool == HELM for job, _, _ in pending):
+        from .helm_pool import close_idle
+
+        close_idle()  # the Helm children kept for the next chart: there is none
     for job, render_made in done:
         renders[job] = render_made
     return Rendered(renders, skipped)

@@ -1,0 +1,144 @@
+"""Helm rendering children kept for the next chart: a child that answered every set of a chart renders the next.
+
+Starting a child costs more than most charts' renders (the interpreter, then Helm's Go library:
+~0.15 s of CPU each); a repository of 44 charts started 44. A child reads one request a line
+(helm_child.py) and stays sealed as it started (its memory limit, no sockets), so it may serve
+several charts in turn, one at a time. Only a child that answered every set of its request, and
+whose data is under a quarter of its memory limit, is kept; one that failed, went over time or
+was killed is never reused. Idle children are closed
+when the run's renders end (`close_idle`) or at exit, and end by themselves when the linter does
+(their stdin reaches its end). Their HOME and TMPDIR are a private folder of the pool, never a
+chart's copy.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from typing import IO, Any
+
+_COMMAND = "from fieldwarden.linter.units.helm_child import main; main()"
+
+
+class Child:
+    """A running child: its process, the lines it answered (read by a thread), its error output."""
+
+    def __init__(self, key: tuple[Any, ...], process: subprocess.Popen[bytes], errors: IO[bytes]) -> None:
+        self.key = key
+        self.process = process
+        self.errors = errors
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line)
+        self.lines.put(b"")
+
+    def send(self, request: bytes) -> None:
+        """One request line; OSError when the child ended (its error output says why)."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(request + b"\n")
+        self.process.stdin.flush()
+
+    def error_output(self, since: int) -> str:
+        self.errors.seek(since)
+        return self.errors.read().decode("utf-8", "replace")
+
+    def error_size(self) -> int:
+        self.errors.seek(0, os.SEEK_END)
+        return self.errors.tell()
+
+    def end(self, kill: bool) -> None:
+        """Stop it (kill) or let it finish (stdin closed), then wait for it and its reader."""
+        try:
+            if kill and self.process.poll() is None:
+                self.process.kill()
+            elif self.process.stdin is not None:
+                self.process.stdin.close()
+        except OSError:
+            self.process.kill()
+        self.process.wait()
+        self.reader.join()
+        self.errors.close()
+
+
+_LOCK = threading.Lock()
+_IDLE: list[Child] = []
+_HOME: list[str] = []  # the pool's private folder, made on first use
+
+
+def _home() -> str:
+    if not _HOME:
+        _HOME.append(tempfile.mkdtemp(prefix="fieldwarden-helm-home-"))
+    return _HOME[0]
+
+
+def take(memory: int) -> Child:
+    """An idle child started for this memory limit, else a new one; OSError when none can start."""
+    key = (memory, sys.executable, os.environ.get("HELM_C_LIB"), os.environ.get("SYSTEMROOT"))
+    with _LOCK:
+        for index, child in enumerate(_IDLE):
+            if child.key == key and child.process.poll() is None:
+                return _IDLE.pop(index)
+        home = _home()
+    env = {"HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
+           "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
+    for name in ("HELM_C_LIB", "SYSTEMROOT"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    errors = tempfile.TemporaryFile(dir=home)
+    try:
+        # -I: the child's imports come from the installation alone, never from the folder it runs in
+        process = subprocess.Popen([sys.executable, "-I", "-c", _COMMAND], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=errors, cwd=home, env=env)
+    except OSError:
+        errors.close()
+        raise
+    return Child(key, process, errors)
+
+
+def give_back(child: Child) -> None:
+    """A child that answered every set of its request: kept for the next chart while its data stays
+    under a quarter of its memory limit (what an earlier chart's render left counts against the
+    next's), else ended. Where its size cannot be read (no /proc), it is ended: a child per chart."""
+    if not 0 <= data_size(child.process.pid) < child.key[0] // 4:
+        child.end(kill=False)
+        return
+    with _LOCK:
+        _IDLE.append(child)
+
+
+def data_size(pid: int) -> int:
+    """The process's data segment in bytes, as RLIMIT_DATA counts it (VmData); -1 when unknown."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return -1
+
+
+def close_idle() -> None:
+    """End the idle children (the run's renders are done) and remove the pool's folder."""
+    with _LOCK:
+        idle = list(_IDLE)
+        _IDLE.clear()
+        home = _HOME.pop() if _HOME else None
+    for child in idle:
+        child.end(kill=False)
+    if home is not None:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+atexit.register(close_idle)
