@@ -77,6 +77,20 @@ class Declaration(NamedTuple):
     written: Written = ()  # ("", the object's place), (values file, its entry's place): where FW007 about them goes
 
 
+def _place_order(place: InlineValues | None) -> tuple[object, ...]:
+    """A place as a sort key: absent before present, path steps of either type comparable."""
+    if place is None:
+        return ()
+    file, line, steps = place
+    return (file, line, tuple((isinstance(step, int), step) for step in steps))
+
+
+def _declaration_order(declaration: Declaration) -> tuple[object, ...]:
+    """Declarations in field order, also when one writes inline values and another does not."""
+    return (*declaration[:7], _place_order(declaration.inline), declaration.source,
+            tuple((what, _place_order(where)) for what, where in declaration.written))
+
+
 class Plan(NamedTuple):
     """The units of a project and the files only renders use."""
 
@@ -263,7 +277,7 @@ def plan(
     claimed_files: set[str] = set()
     claimed_roots: set[str] = set()
     seen: set[tuple[str, bool, str, bool, tuple[str, ...], str, InlineValues | None]] = set()
-    for declaration in sorted(declarations):
+    for declaration in sorted(declarations, key=_declaration_order):
         # the same folder named twice is one unit; a chart rendered under two release names is two
         identity = (declaration.folder, declaration.recursive, declaration.namespace, declaration.force_namespace,
                     declaration.values, declaration.release if declaration.folder in charts else "",

@@ -124,3 +124,16 @@ def test_inline_values_that_are_no_mapping_are_a_problem_on_their_line() -> None
     assert inline is None and problem is not None and (problem.file, problem.line) == ("a.yaml", 2)
     inline, problem = parse("spec:\n  values: |\n    a: [\n", ("a.yaml", 0, ("spec", "values")))
     assert inline is None and problem is not None and problem.line >= 3  # the syntax error, inside the block
+
+
+def test_one_chart_deployed_with_and_without_inline_values_is_planned(tmp_path: Path) -> None:
+    """Two Applications render charts/web under one name, only one writing inline values: their
+    declarations differ only there, and planning them must not compare a place with nothing
+    (`fieldwarden lint tests/fixtures` once ended in a TypeError here)."""
+    root = repository(tmp_path, "argocd/block.yaml")
+    plain = (INLINE / "argocd/block.yaml").read_text(encoding="utf-8").split("    helm:\n")[0]
+    write(root, "argocd/plain.yaml", plain + "  destination:\n    server: https://kubernetes.default.svc\n"
+                                              "    namespace: edge\n")
+    run = lint(["--select", "FW202"], cwd=root)
+    assert run.code == 1, run.stderr
+    assert fw202(run) == [("argocd/block.yaml", 17, 11, (ARGO,), False)]
