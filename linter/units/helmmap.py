@@ -30,7 +30,7 @@ and the caller reports it at its nearest enclosing field.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterator, NamedTuple, Protocol, Union
+from typing import Any, Callable, Iterator, NamedTuple, Protocol, Sequence, Union
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -183,7 +183,7 @@ class Template(NamedTuple):
 class _Line(NamedTuple):
     number: int
     masked: str  # the line with each output action as one \x00, a control action after text as \x01
-    columns: list[int]  # the original 0-based column of each masked character
+    columns: Sequence[int]  # the original 0-based column of each masked character
     outputs: list[_Action]  # the output actions, in the order of their \x00
     blocks: tuple[_Block, ...]  # the blocks open where the line's content starts
     variables: Variables  # the template variables in scope there
@@ -242,9 +242,11 @@ def _lines(text: str, actions: list[_Action], start: int, end: int, skip: list[t
     number = text.count("\n", 0, start) + 1
     line_start = text.rfind("\n", 0, start) + 1
     masked: list[str] = []
-    columns: list[int] = []
+    spans: list[range] = []  # the original columns of the masked pieces (a line without actions: one range)
     outputs: list[_Action] = []
     snapshot: tuple[_Block, ...] | None = None
+    opened: tuple[_Block, ...] = ()  # tuple(blocks) and _visible(scopes), made again only when they change
+    visible: Variables = {}
     first = number
     pos = start
     events: list[tuple[int, int, _Action | None]] = [(a.start, a.end, a) for a in actions if start <= a.start < end]
@@ -262,13 +264,14 @@ def _lines(text: str, actions: list[_Action], start: int, end: int, skip: list[t
             if stop > segment_start:
                 piece = text[segment_start:stop]
                 if snapshot is None and not piece.isspace():
-                    snapshot = tuple(blocks)
+                    snapshot = opened
                 masked.append(piece)
-                columns.extend(range(segment_start - line_start, stop - line_start))
+                spans.append(range(segment_start - line_start, stop - line_start))
             if newline < 0:
                 break
-            yield _Line(first, "".join(masked), columns, outputs, snapshot or tuple(blocks), _visible(scopes))
-            masked, columns, outputs, snapshot = [], [], [], None
+            yield _Line(first, masked[0] if len(masked) == 1 else "".join(masked), _columns(spans), outputs,
+                        snapshot or opened, visible)
+            masked, spans, outputs, snapshot = [], [], [], None
             number += 1
             first = number
             line_start = newline + 1
@@ -277,13 +280,13 @@ def _lines(text: str, actions: list[_Action], start: int, end: int, skip: list[t
             break
         if action is not None and action.kind == "out":
             if snapshot is None:
-                snapshot = tuple(blocks)
+                snapshot = opened
             masked.append("\x00")
-            columns.append(event_start - line_start)
+            spans.append(range(event_start - line_start, event_start - line_start + 1))
             outputs.append(action)
         if action is not None and action.kind in ("if", "with", "range", "else", "end") and snapshot is not None:
             masked.append("\x01")  # `a: {{ if .x }}1{{ else }}2{{ end }}`: the text around it is no literal
-            columns.append(event_start - line_start)
+            spans.append(range(event_start - line_start, event_start - line_start + 1))
         if action is not None and action.kind in ("if", "with", "range"):
             blocks.append(_opened(action.kind, action.inner.split(None, 1)[1] if " " in action.inner else ""))
             scopes.append({})
@@ -296,6 +299,8 @@ def _lines(text: str, actions: list[_Action], start: int, end: int, skip: list[t
             scopes.pop()
         elif action is not None and action.kind == "assign":
             _assign(scopes, action.inner, tuple(blocks))
+        if action is not None and action.kind in ("if", "with", "range", "else", "end", "assign"):
+            opened, visible = tuple(blocks), _visible(scopes)
         inside = text.count("\n", event_start, event_end)
         if inside:
             number += inside
@@ -305,7 +310,14 @@ def _lines(text: str, actions: list[_Action], start: int, end: int, skip: list[t
             while pos < end and text[pos] in " \t":
                 pos += 1
     if masked:
-        yield _Line(first, "".join(masked), columns, outputs, snapshot or tuple(blocks), _visible(scopes))
+        yield _Line(first, "".join(masked), _columns(spans), outputs, snapshot or opened, visible)
+
+
+def _columns(spans: list[range]) -> Sequence[int]:
+    """The original column of each masked character of a line: its one range, or them all."""
+    if len(spans) == 1:
+        return spans[0]
+    return [column for span in spans for column in span]
 
 
 def _visible(scopes: list[Variables]) -> Variables:
