@@ -8,7 +8,8 @@ consumes, so that patches, components and bases are linted through the units tha
 `render_kustomization` runs kustomize itself (`kubectl kustomize`, or `kustomize build`; see
 linter/units/tools.py) on a hermetic copy: a temporary folder holding a copy of exactly the files the
 unit's kustomizations name, at their project paths under `project/`, and a wrapper kustomization
-asking for `buildMetadata: [originAnnotations, transformerAnnotations]`. kustomize therefore reads
+asking for `buildMetadata: [originAnnotations]` (and transformerAnnotations when a file enters
+the unit by two paths). kustomize therefore reads
 nothing outside the project and nothing discovery did not list (so `Render.inputs` is a complete
 cache key), remote resources and `helmCharts` are dropped from the copies instead of fetched
 (each noted as a problem), and plugins, exec/container KRM functions and Helm stay off, as they are
@@ -412,8 +413,11 @@ def render_kustomization(root: Path, folder: str, tool: list[str] | None = None,
                 top.file))
         import yaml
 
+        renderer = _Positions(root, kustomizations, unit, layout.parsed if layout is not None else None)
+        # kustomize's transformer annotations tell apart the paths of a file that enters the unit more
+        # than once; without such a file they change nothing, and only lengthen the output to read
         wrapper = {"resources": [posixpath.join(_MIRROR, folder) if folder else _MIRROR],
-                   "buildMetadata": ["originAnnotations", "transformerAnnotations"]}
+                   "buildMetadata": ["originAnnotations", *(["transformerAnnotations"] if renderer.entered_twice() else [])]}
         (build / "kustomization.yaml").write_text(yaml.safe_dump(wrapper), encoding="utf-8")
         with slot if slot is not None else contextlib.nullcontext():
             outcome = _run([*command, "--load-restrictor", "LoadRestrictionsRootOnly", "."], build, Path(scratch), timeout,
@@ -435,7 +439,6 @@ def render_kustomization(root: Path, folder: str, tool: list[str] | None = None,
         return Render([], inputs, [p for p in problems if all(p is not n for n in notes)])
 
     problems.extend(_warnings(messages, unit))
-    renderer = _Positions(root, kustomizations, unit, layout.parsed if layout is not None else None)
     objects = renderer.objects(output, problems)
     if notes:  # built without its remote entries: what did build is linted, theirs is not (FW007, not FW006)
         return _remote_not_linted(inputs, problems, notes, objects)
@@ -1068,6 +1071,12 @@ class _Positions:
                 if k is not None and k.node is not None:
                     self._transform(k, obj)
         return anchor
+
+    def entered_twice(self) -> bool:
+        """Whether a file or generator enters the unit by more than one path (then _choose needs the
+        transformations annotation to tell which path an object took)."""
+        entries = [(o.generated, o.source) for o in self.occurrences]
+        return len(set(entries)) < len(entries)
 
     def _choose(self, occurrences: list[_Occurrence], transformed: set[str]) -> _Occurrence | None:
         """The path the object took, where a file enters the unit more than once: the one whose

@@ -516,6 +516,26 @@ spec:
 
 
 @needs_kustomize
+def test_transformer_annotations_are_asked_for_only_when_a_file_enters_the_unit_twice(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """They tell apart the paths of a file entering twice (kustomize's examples/multibases); other
+    units build without them (40 of the mixed bench tree's 41 roots), placed the same."""
+    asked: list[list[str]] = []
+    run = kustomize._run
+
+    def recording(command: list[str], cwd: Path, *args: Any, **kwargs: Any) -> tuple[int, str, str]:
+        asked.append(yaml.safe_load((cwd / "kustomization.yaml").read_text())["buildMetadata"])
+        return run(command, cwd, *args, **kwargs)
+
+    monkeypatch.setattr(kustomize, "_run", recording)
+    production = render_kustomization(SHOP, "overlays/production")
+    assert asked == [["originAnnotations"]]
+    assert by_name(production)[("Deployment", "prod-web")][0].anchor == ("base/deployments.yaml", 2, 1)
+    test_one_base_twice_in_a_unit_each_copy_through_its_own_overlay(tmp_path)  # its copies told apart
+    assert asked[1:] == [["originAnnotations", "transformerAnnotations"]]
+
+
+@needs_kustomize
 def test_an_origin_lost_to_a_patch_of_all_annotations_is_found_again(tmp_path: Path) -> None:
     # A JSON patch that replaces metadata.annotations drops kustomize's origin annotation with it.
     write(tmp_path, "kustomization.yaml", """\
