@@ -56,7 +56,8 @@ def main() -> None:
 
 
 def _answer(reply: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(reply) + "\n")
+    sys.stdout.write(json.dumps(reply))  # the newline apart: a large render's answer is not copied once more
+    sys.stdout.write("\n")
     sys.stdout.flush()
 
 

@@ -3,9 +3,9 @@
 Starting a child costs more than most charts' renders (the interpreter, then Helm's Go library:
 ~0.15 s of CPU each); a repository of 44 charts started 44. A child reads one request a line
 (helm_child.py) and stays sealed as it started (its memory limit, no sockets), so it may serve
-several charts in turn, one at a time. Only a child that answered every set of its request, and
-whose data is under a quarter of its memory limit, is kept; one that failed, went over time or
-was killed is never reused. Idle children are closed
+several charts in turn, one at a time. Only a child that answered every set of its request is
+kept, while a chart still waits for one and its memory is near a fresh child's (`give_back`);
+one that failed, went over time or was killed is never reused. Idle children are closed
 when the run's renders end (`close_idle`) or at exit, and end by themselves when the linter does
 (their stdin reaches its end). Their HOME and TMPDIR are a private folder of the pool, never a
 chart's copy.
@@ -33,6 +33,7 @@ class Child:
         self.key = key
         self.process = process
         self.errors = errors
+        self.kept = False  # it is the pool's one kept child (_KEPT)
         self.lines: queue.Queue[bytes] = queue.Queue()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -69,11 +70,16 @@ class Child:
         self.process.wait()
         self.reader.join()
         self.errors.close()
+        if self.kept:
+            with _LOCK:
+                self.kept = _KEPT[0] = False
 
 
 _LOCK = threading.Lock()
 _IDLE: list[Child] = []
 _HOME: list[str] = []  # the pool's private folder, made on first use
+_WAITING: list[int | None] = [None]  # charts still to be rendered (expect), None when not known
+_KEPT = [False]  # whether a kept child is alive: one at most, the other renders start children of their own
 
 
 def _home() -> str:
@@ -86,6 +92,9 @@ def take(memory: int) -> Child:
     """An idle child started for this memory limit, else a new one; OSError when none can start."""
     key = (memory, sys.executable, os.environ.get("HELM_C_LIB"), os.environ.get("SYSTEMROOT"))
     with _LOCK:
+        waiting = _WAITING[0]
+        if waiting is not None:
+            _WAITING[0] = max(waiting - 1, 0)
         for index, child in enumerate(_IDLE):
             if child.key == key and child.process.poll() is None:
                 return _IDLE.pop(index)
@@ -106,27 +115,50 @@ def take(memory: int) -> Child:
     return Child(key, process, errors)
 
 
-def give_back(child: Child) -> None:
-    """A child that answered every set of its request: kept for the next chart while its data stays
-    under a quarter of its memory limit (what an earlier chart's render left counts against the
-    next's), else ended. Where its size cannot be read (no /proc), it is ended: a child per chart."""
-    if not 0 <= data_size(child.process.pid) < child.key[0] // 4:
-        child.end(kill=False)
-        return
+KEPT_MEMORY = 40 << 20  # bytes of a child's own memory (RssAnon) beyond which it is not kept: a fresh one holds ~23 MiB
+
+
+def expect(charts: int | None) -> None:
+    """How many charts are still to be rendered in this run (None: not known, keep children)."""
     with _LOCK:
-        _IDLE.append(child)
+        _WAITING[0] = charts
 
 
-def data_size(pid: int) -> int:
-    """The process's data segment in bytes, as RLIMIT_DATA counts it (VmData); -1 when unknown."""
+def give_back(child: Child) -> None:
+    """A child that answered every set of its request: kept for the next chart, else ended.
+
+    One child at most is kept (a child per chart beside it): two children alive between charts,
+    each as large as its last chart left it, would add to the run's peak of memory. Ended when
+    another is kept, when no chart waits for it (`expect`), when it holds more memory than a fresh child does
+    by much (a large chart's render, which the Go runtime keeps: it would sit beside the linter
+    while it places that chart's fields), or when its data is over a quarter of its limit (what an
+    earlier chart left counts against the next's). Where its sizes cannot be read (no /proc), a
+    child per chart."""
+    sizes = memory(child.process.pid)
+    with _LOCK:
+        waiting = _WAITING[0]
+        kept = (waiting is None or waiting > len(_IDLE)) and 0 <= sizes[0] < child.key[0] // 4 \
+            and 0 <= sizes[1] < KEPT_MEMORY and (child.kept or not _KEPT[0])
+        if kept:
+            child.kept = _KEPT[0] = True
+            _IDLE.append(child)
+    if not kept:
+        child.end(kill=False)
+
+
+def memory(pid: int) -> tuple[int, int]:
+    """The process's data segment (VmData, what RLIMIT_DATA counts) and its own resident memory
+    (RssAnon), in bytes; -1 for what cannot be read."""
+    found = {"VmData:": -1, "RssAnon:": -1}
     try:
         with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as handle:
             for line in handle:
-                if line.startswith("VmData:"):
-                    return int(line.split()[1]) * 1024
+                name = line.split(None, 1)[0] if line.strip() else ""
+                if name in found:
+                    found[name] = int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
-    return -1
+    return found["VmData:"], found["RssAnon:"]
 
 
 def close_idle() -> None:
@@ -135,6 +167,7 @@ def close_idle() -> None:
         idle = list(_IDLE)
         _IDLE.clear()
         home = _HOME.pop() if _HOME else None
+        _WAITING[0] = None
     for child in idle:
         child.end(kill=False)
     if home is not None:

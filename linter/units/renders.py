@@ -138,6 +138,10 @@ def render(
         return list(zip(jobs, rendered))
 
     batches = _batches(pending)
+    if any(job.tool == HELM for job, _, _ in pending):
+        from .helm_pool import expect
+
+        expect(sum(1 for batch in batches if batch[0][0].tool == HELM))  # a Helm child is kept only for a chart to come
     slots = None
     if len(batches) > 1 and _cpus() > 1:
         import threading

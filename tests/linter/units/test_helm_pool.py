@@ -81,11 +81,35 @@ def test_a_child_that_failed_a_set_is_not_used_again(tmp_path: Path, monkeypatch
     helm_pool.close_idle()
 
 
-def test_a_child_grown_past_a_quarter_of_its_limit_is_ended(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("sizes", [((1 << 30) // 4, 1), (1, helm_pool.KEPT_MEMORY)])
+def test_a_child_grown_past_a_quarter_of_its_limit_or_past_a_fresh_ones_memory_is_ended(
+        sizes: tuple[int, int], monkeypatch: pytest.MonkeyPatch) -> None:
     child = helm_pool.take(1 << 30)
-    monkeypatch.setattr(helm_pool, "data_size", lambda pid: (1 << 30) // 4)
+    monkeypatch.setattr(helm_pool, "memory", lambda pid: sizes)
     helm_pool.give_back(child)
     assert child.process.poll() == 0
     other = helm_pool.take(1 << 30)
     assert other is not child
     other.end(kill=True)
+
+
+def test_no_child_is_kept_when_no_chart_waits_for_one() -> None:
+    helm_pool.expect(2)
+    first, second = helm_pool.take(1 << 30), helm_pool.take(1 << 30)
+    helm_pool.give_back(first)
+    assert first.process.poll() == 0  # both charts have their child: none waits
+    second.end(kill=True)
+    helm_pool.close_idle()
+
+
+def test_one_child_at_most_is_kept() -> None:
+    first, second = helm_pool.take(1 << 30), helm_pool.take(1 << 30)
+    helm_pool.give_back(first)
+    helm_pool.give_back(second)
+    assert first.process.poll() is None and second.process.poll() == 0  # the second started for a chart of its own
+    assert helm_pool.take(1 << 30) is first
+    first.end(kill=True)
+    third = helm_pool.take(1 << 30)
+    helm_pool.give_back(third)  # the kept one ended: another may be kept
+    assert helm_pool.take(1 << 30) is third
+    third.end(kill=True)
