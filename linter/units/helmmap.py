@@ -245,7 +245,7 @@ def _lines(text: str, actions: list[_Action], start: int, end: int, skip: list[t
     spans: list[range] = []  # the original columns of the masked pieces (a line without actions: one range)
     outputs: list[_Action] = []
     snapshot: tuple[_Block, ...] | None = None
-    opened: tuple[_Block, ...] = ()  # tuple(blocks) and _visible(scopes), made again only when they change
+    open_blocks: tuple[_Block, ...] = ()  # tuple(blocks) and _visible(scopes), made again only when they change
     visible: Variables = {}
     first = number
     pos = start
@@ -264,13 +264,13 @@ def _lines(text: str, actions: list[_Action], start: int, end: int, skip: list[t
             if stop > segment_start:
                 piece = text[segment_start:stop]
                 if snapshot is None and not piece.isspace():
-                    snapshot = opened
+                    snapshot = open_blocks
                 masked.append(piece)
                 spans.append(range(segment_start - line_start, stop - line_start))
             if newline < 0:
                 break
             yield _Line(first, masked[0] if len(masked) == 1 else "".join(masked), _columns(spans), outputs,
-                        snapshot or opened, visible)
+                        snapshot or open_blocks, visible)
             masked, spans, outputs, snapshot = [], [], [], None
             number += 1
             first = number
@@ -280,7 +280,7 @@ def _lines(text: str, actions: list[_Action], start: int, end: int, skip: list[t
             break
         if action is not None and action.kind == "out":
             if snapshot is None:
-                snapshot = opened
+                snapshot = open_blocks
             masked.append("\x00")
             spans.append(range(event_start - line_start, event_start - line_start + 1))
             outputs.append(action)
@@ -300,7 +300,7 @@ def _lines(text: str, actions: list[_Action], start: int, end: int, skip: list[t
         elif action is not None and action.kind == "assign":
             _assign(scopes, action.inner, tuple(blocks))
         if action is not None and action.kind in ("if", "with", "range", "else", "end", "assign"):
-            opened, visible = tuple(blocks), _visible(scopes)
+            open_blocks, visible = tuple(blocks), _visible(scopes)
         inside = text.count("\n", event_start, event_end)
         if inside:
             number += inside
@@ -310,7 +310,7 @@ def _lines(text: str, actions: list[_Action], start: int, end: int, skip: list[t
             while pos < end and text[pos] in " \t":
                 pos += 1
     if masked:
-        yield _Line(first, "".join(masked), _columns(spans), outputs, snapshot or opened, visible)
+        yield _Line(first, "".join(masked), _columns(spans), outputs, snapshot or open_blocks, visible)
 
 
 def _columns(spans: list[range]) -> Sequence[int]:
