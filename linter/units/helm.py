@@ -679,6 +679,7 @@ def _run_child(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Cl
 
     request = json.dumps({"chart": os.fspath(copy), "sets": requests, "memory": MEMORY, "max_output": MAX_OUTPUT})
     texts: dict[str, str] = {}  # the templates' outputs so far, each once (_shared)
+    last: dict[str, Any] = {}  # the templates' outputs of the last set answered: the child sends null for the same
     try:
         child = helm_pool.take(MEMORY)
     except OSError as exc:
@@ -714,7 +715,7 @@ def _run_child(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Cl
                 child.process.wait()
                 replies.append(_died(child.error_output(errors_from), child.process.returncode))
                 return replies
-            replies.append(_shared(reply, texts))
+            replies.append(_shared(_filled(reply, last), texts))
         whole = len(replies) == len(requests) and replies[-1].get("stage") != "limit"
     finally:
         if whole:
@@ -722,6 +723,19 @@ def _run_child(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Cl
         else:
             child.end(kill=True)
     return replies
+
+
+def _filled(reply: dict[str, Any], last: dict[str, Any]) -> dict[str, Any]:
+    """The reply with each template output the child sent as null (the last set's, alike) put back;
+    `last` becomes this set's outputs."""
+    manifests = reply.get("manifests")
+    if isinstance(manifests, dict):
+        for name, text in manifests.items():
+            if text is None and name in last:
+                manifests[name] = last[name]
+        last.clear()
+        last.update(manifests)
+    return reply
 
 
 def _shared(reply: dict[str, Any], texts: dict[str, str]) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 helm.py starts it (`python -I -c "from fieldwarden.linter.units.helm_child import main; main()"`)
 and sends it JSON requests on stdin, one a line: a chart copy's folder, and a list of value sets
 (values files' texts, release name, namespace). The answer is one JSON line per value set, in
-order, each flushed as soon as it is made, so that a set that loops or exhausts memory costs only
+order, each flushed as soon as it is made (a template's output the request's previous set rendered
+alike is sent as null: a chart's sets mostly render the same CRDs, megabytes each), so that a set that loops or exhausts memory costs only
 itself and the sets after it are rendered again in a new child. A child that answered a request
 whole is given the next chart's (helm_pool.py); it ends when its stdin does.
 
@@ -47,8 +48,14 @@ def main() -> None:
         failed = {"error": f"Helm's engine cannot be loaded ({exc}); reinstall with pip install 'fieldwarden[{EXTRA}]'",
                   "stage": "import"}
     while True:
+        previous: dict[str, Any] = {}  # the templates' outputs of the request's last set rendered
         for value_set in request["sets"]:
-            _answer(failed if helm is None else render(helm, request["chart"], value_set, request["max_output"]))
+            reply = failed if helm is None else render(helm, request["chart"], value_set, request["max_output"])
+            manifests = reply.get("manifests")
+            if isinstance(manifests, dict):
+                reply = {"manifests": {name: None if previous.get(name) == text else text for name, text in manifests.items()}}
+                previous = manifests
+            _answer(reply)
         line = sys.stdin.buffer.readline()
         if not line.strip():
             return

@@ -113,3 +113,30 @@ def test_one_child_at_most_is_kept() -> None:
     helm_pool.give_back(third)  # the kept one ended: another may be kept
     assert helm_pool.take(1 << 30) is third
     third.end(kill=True)
+
+
+def test_an_output_the_last_set_rendered_alike_crosses_once_and_comes_back_whole(tmp_path: Path) -> None:
+    """kyverno's charts/kyverno (111e07bbec): 17 sets render the same CRDs, megabytes each; the child
+    sends a template's output once while the sets render it alike."""
+    import json
+    import subprocess
+    import sys
+
+    _chart(tmp_path, "demo", "kind: ConfigMap\ndata:\n  size: {{ .Values.size | quote }}\n")
+    (tmp_path / "demo/templates/crd.yaml").write_text("kind: CustomResourceDefinition\nmetadata:\n  name: big\n", encoding="utf-8")
+    sets = [{"values": [], "release": "r", "namespace": "default"}, {"values": ["size: 4\n"], "release": "r", "namespace": "default"},
+            {"values": ["size: 4\n"], "release": "r", "namespace": "default"}]
+    request = json.dumps({"chart": str(tmp_path / "demo"), "sets": sets, "memory": 1 << 30, "max_output": 1 << 20})
+    done = subprocess.run([sys.executable, "-I", "-c", "from fieldwarden.linter.units.helm_child import main; main()"],
+                          input=request + "\n", capture_output=True, text=True, timeout=60)
+    sent = [json.loads(line)["manifests"] for line in done.stdout.splitlines()]
+    assert [sorted(name for name, text in each.items() if text is None) for each in sent] == [
+        [], ["demo/templates/crd.yaml"], ["demo/templates/cm.yaml", "demo/templates/crd.yaml"]]
+    (tmp_path / "size.yaml").write_text("size: 4\n", encoding="utf-8")
+    renders = helm.render_chart_sets(tmp_path, "demo", [helm.ValueSet((), "", "r"), helm.ValueSet(("size.yaml",), "", "r"),
+                                                        helm.ValueSet(("size.yaml",), "", "r")])
+    assert [sorted(obj.text.strip() for obj in render.objects) for render in renders] == [
+        ['kind: ConfigMap\ndata:\n  size: "3"', "kind: CustomResourceDefinition\nmetadata:\n  name: big"],
+        ['kind: ConfigMap\ndata:\n  size: "4"', "kind: CustomResourceDefinition\nmetadata:\n  name: big"],
+        ['kind: ConfigMap\ndata:\n  size: "4"', "kind: CustomResourceDefinition\nmetadata:\n  name: big"]]
+    helm_pool.close_idle()
