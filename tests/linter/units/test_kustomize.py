@@ -310,9 +310,29 @@ def test_a_remote_resource_is_skipped_with_a_note_and_the_rest_renders() -> None
 
 @needs_kustomize
 def test_helm_charts_are_not_rendered_and_the_rest_is() -> None:
+    """kustomize inflates `helmCharts` only with --enable-helm, which runs Helm: the chart's objects are
+    not linted, which is one FW007 on the field, never a notice alone (issue 22, item 7)."""
     render = render_kustomization(SHOP, "helm")
-    assert [k for k in by_name(render)] == [("Namespace", "cache")]
-    assert ["not rendered" in p.message for p in render.problems] == [True]
+    assert [k for k in by_name(render)] == [("Namespace", "cache")]  # the rest is linted
+    assert render.problems == []
+    why = render.not_linted
+    assert why is not None
+    assert (why.file, why.line, why.column) == ("helm/kustomization.yaml", line_of("helm/kustomization.yaml", "helmCharts"), 1)
+    assert why.message().startswith("not linted: `helmCharts` is not rendered (kustomize needs --enable-helm")
+
+
+@needs_kustomize
+def test_a_kustomization_with_helm_charts_fails_the_lint_with_fw007(tmp_path: Path) -> None:
+    """argo-cd 37ee0097cf test/e2e/testdata/kustomize-kube-version: a kustomization inflating a local
+    chart through `helmCharts`. Its chart's objects are not linted: exit 1, not "All checks passed!"."""
+    write(tmp_path, "app/kustomization.yaml", "helmGlobals:\n  chartHome: .\n\nhelmCharts:\n- releaseName: test\n"
+          "  name: helm-chart\n  version: v1.0.0\nresources:\n- status.yaml\n")
+    write(tmp_path, "app/status.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n"
+          "  creationTimestamp: '2024-01-01T00:00:00Z'\n")
+    run = lint([], cwd=git_repo(tmp_path))
+    assert run.code == 1
+    found = sorted((f["code"], f["file"], f["line"]) for f in run.findings)
+    assert found == [("FW007", "app/kustomization.yaml", 4), ("FW306", "app/status.yaml", 5)]  # the rest still linted
 
 
 @needs_kustomize
