@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from fieldwarden.linter.loader import decode, load, locate
 from tests.helpers import FIXTURES, WEB_DEPLOYMENT, Run, lint, write
@@ -497,3 +498,60 @@ def test_block_nesting_screen_finds_the_deep_line_wherever_it_starts(text: str, 
     assert load(text).problems == [
         ("FW005", line, 513, "document nests deeper than 256 levels"),
     ]
+
+
+# --- the nesting screen's exact count (issue 23) --------------------------------------
+
+def _reference_depth(text: str, limit: int) -> tuple[int, int] | None:
+    """The exact count as yaml.parse() gives it: the first collection deeper than `limit`."""
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > limit:
+                    return event.start_mark.line + 1, event.start_mark.column + 1
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return None
+    return None
+
+
+_PADDING = "pad:\n" + "  - [a, {b: c}]\n" * 600  # 1,200 openers: past the bracket screen, not JSON
+_DEEP = "[" * 300 + "]" * 300
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _PADDING + 'fake: "' + "]" * 300 + '"\nreal: ' + _DEEP + "\n",  # a real deep nesting after a "]]]" string
+        _PADDING + "fake: '" + "]" * 300 + "'\nreal: " + _DEEP + "\n",
+        _PADDING + "fake: |\n  " + "]" * 300 + "\nreal: " + _DEEP + "\n",  # closers in a block scalar
+        _PADDING + "# " + "]" * 300 + "\nreal: " + _DEEP + "\n",  # closers in a comment
+        _PADDING + "x: " + "[" * 200 + '"' + "]" * 300 + '", ' + "[" * 100 + "]" * 300 + "\n",  # a string's closers in the flow
+        _PADDING + "x: [" + "[" * 200 + "'" + "]" * 300 + "'" + "]" * 201 + "\n",  # the same, not over the limit
+        _PADDING + "text: |\n  " + _DEEP + "\n",  # deep brackets inside a block scalar are text
+        _PADDING + "text: >-\n  " + _DEEP + "\nb: '" + _DEEP + "'\n",  # and inside quoted scalars
+        _PADDING + "note: see " + _DEEP + " here\n",  # and inside a plain scalar of a block mapping
+        _PADDING + "x: " + "[" * 256 + "]" * 256 + "\n",  # 257 levels with the document's mapping
+        _PADDING + "x: " + "[" * 255 + "]" * 255 + "\n",  # 256: at the limit, not over it
+        _PADDING + "x: [" + "[" * 300 + "\n",  # a syntax error past the limit: the deep point is found first
+        _PADDING + "x: [\n  a\n - ]]\n",  # a syntax error before any deep point
+    ],
+    ids=["after-double-quoted", "after-single-quoted", "after-block-scalar", "after-comment", "string-in-flow",
+         "string-in-flow-shallow",
+         "in-block-scalar", "in-quoted", "in-plain", "over-limit", "at-limit", "unclosed", "syntax-error"],
+)
+def test_the_nesting_screen_equals_the_exact_count(text: str) -> None:
+    """Texts of over 1,000 openers that are not JSON take the exact count; it finds what yaml.parse() finds."""
+    from fieldwarden.linter.loader import MAX_DEPTH, _event_depth_exceeds, _nesting_depth_exceeds
+
+    expected = _reference_depth(text, MAX_DEPTH)
+    assert _event_depth_exceeds(text, MAX_DEPTH) == expected
+    assert _nesting_depth_exceeds(text, MAX_DEPTH) == expected
+    problems = load(text).problems
+    if expected is not None:
+        assert problems == [("FW005", *expected, "document nests deeper than 256 levels")]
+    else:
+        assert all(p.code != "FW005" for p in problems)
