@@ -22,6 +22,8 @@ import re
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from .reading import small_text
+
 MKDOCS_FILES = ("mkdocs.yml", "mkdocs.yaml")
 EXTENSIONS = ("markdown_include", "pymdownx.snippets")
 MAX_PAGES = 5000
@@ -82,9 +84,4 @@ def _pages(root: Path, folder: str) -> list[str]:
 
 
 def _text(path: Path) -> str:
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_PAGE_BYTES + 1)
-    except OSError:
-        return ""
-    return "" if len(raw) > MAX_PAGE_BYTES else raw.decode("utf-8", "replace")
+    return small_text(path, MAX_PAGE_BYTES)

@@ -21,6 +21,8 @@ import re
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
+from .reading import small_text
+
 MAX_TEST_BYTES = 1 << 20
 GO_TEST_SUFFIX = "_test.go"
 _CONVENTION = frozenset({"testdata", "_testdata"})  # folders of fixtures already (plan.FIXTURE_FOLDERS): not looked at
@@ -137,11 +139,4 @@ def _go_below(root: Path, paths: Iterable[str]) -> list[str]:
 
 
 def _source(path: Path) -> str:
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_TEST_BYTES + 1)
-    except OSError:
-        return ""
-    if len(raw) > MAX_TEST_BYTES:
-        return ""
-    return raw.decode("utf-8", "replace")
+    return small_text(path, MAX_TEST_BYTES)

@@ -36,6 +36,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
+from .reading import small_bytes
+
 CHAINSAW_GROUP = "chainsaw.kyverno.io"
 CHAINSAW_TEST_FILES = ("chainsaw-test.yaml", "chainsaw-test.yml")
 KYVERNO_TEST_FILES = ("kyverno-test.yaml", "kyverno-test.yml")
@@ -223,12 +225,8 @@ def _documents(root: Path, path: str) -> list[Any]:
 
     if path.startswith("/") or path == ".." or path.startswith("../"):
         return []
-    try:
-        with open(root / path, "rb") as handle:
-            raw = handle.read(MAX_MANIFEST_BYTES + 1)
-    except OSError:
-        return []
-    if len(raw) > MAX_MANIFEST_BYTES:
+    raw = small_bytes(root / path, MAX_MANIFEST_BYTES)
+    if raw is None:
         return []
     text, _problem = decode(raw)
     if text is None:
