@@ -89,7 +89,7 @@ def group_kind(obj: Mapping[str, Any]) -> tuple[str, str]:
         found = _GROUP_KINDS.get((api_version, kind))
         if found is None:
             found = canonical_group(api_group(api_version), kind), kind
-            if len(_GROUP_KINDS) < _GROUP_KINDS_MAX:
+            if len(_GROUP_KINDS) < _GROUP_KINDS_MAX and len(api_version) + len(kind) <= _GROUP_KIND_TEXT_MAX:
                 _GROUP_KINDS[(api_version, kind)] = found
         return found
     kind = str(kind)
@@ -98,6 +98,9 @@ def group_kind(obj: Mapping[str, Any]) -> tuple[str, str]:
 
 _GROUP_KINDS: dict[tuple[str, str], tuple[str, str]] = {}
 _GROUP_KINDS_MAX = 10_000
+# a request may carry any apiVersion: only names of a real type's length are remembered (a group is a
+# DNS subdomain, 253 characters; a version and a kind are short), so the memo stays a few MB at most
+_GROUP_KIND_TEXT_MAX = 320
 
 
 def is_cluster_scoped(group: str, kind: str) -> bool:
