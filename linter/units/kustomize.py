@@ -39,7 +39,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..loader import decode, load
 from .not_linted import NotLinted
-from .rendered import FieldPath, Place, Render, RenderedObject, RenderProblem
+from .rendered import NAME_PATHS, FieldPath, Place, Recipe, Render, RenderedObject, RenderProblem
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 RENDER_TIMEOUT = 60.0  # seconds for one build
@@ -454,6 +454,29 @@ def render_kustomization(root: Path, folder: str, tool: list[str] | None = None,
     return Render(objects, inputs, problems)
 
 
+def bind(root: Path, folder: str, layout: KustomizeLayout | None, render: Render) -> None:
+    """Give the objects of a render read back from the cache (render_cache.py) what works out the
+    positions of those never placed, from the unit's files (the cache key says they are unchanged)."""
+    pending = [obj for obj in render.objects if obj.recipe is not None]
+    made: list[_Positions] = []
+
+    def renderer() -> _Positions:
+        if not made:
+            joined = _join("", folder.replace(os.sep, "/")) or ""
+            kustomizations = dict(layout.kustomizations) if layout is not None else {}
+            order = _load_closure(_Files(root), kustomizations, joined)
+            made.append(_Positions(root, kustomizations, [kustomizations[f] for f in order],
+                                   layout.parsed if layout is not None else None))
+        return made[0]
+
+    def placer(text: str, recipe: Recipe) -> Callable[[], dict[FieldPath, Place]]:
+        return lambda: renderer().replacer(text, recipe)()
+
+    for obj in pending:
+        if obj.recipe is not None:
+            obj.defer(placer(obj.text, obj.recipe))
+
+
 def _remote_not_linted(inputs: list[str], problems: list[RenderProblem], notes: list[RenderProblem],
                        objects: list[RenderedObject] | None = None) -> Render:
     """A unit built without the remote entries it names: not (wholly) linted, one FW007 on the first.
@@ -738,11 +761,12 @@ def _merge_key(node: Node) -> tuple[str, str] | None:
 
 
 def _align(value: Any, node: Node, path: FieldPath, mapper: Mapper, out: dict[FieldPath, Place],
-           merging: bool = False) -> None:
+           merging: bool = False, wanted: frozenset[FieldPath] | None = None) -> None:
     """Map every path of `value` (rendered) that `node` (a source or patch) writes to its place.
 
     `merging` (a strategic-merge patch): a mapping or list that already has a place keeps it, as
-    the patch only merges into it; the values it sets take the patch's place.
+    the patch only merges into it; the values it sets take the patch's place. `wanted`, when
+    given, holds the paths to place (with each its parents): the rest is not walked.
     """
     if isinstance(node, MappingNode) and isinstance(value, dict):
         identity = _merge_key(node) if merging and path and isinstance(path[-1], int) else None
@@ -751,11 +775,13 @@ def _align(value: Any, node: Node, path: FieldPath, mapper: Mapper, out: dict[Fi
             if name.startswith("$") or name not in value:  # $patch, $setElementOrder/..., $retainKeys
                 continue
             sub = (*path, name)
+            if wanted is not None and sub not in wanted:
+                continue
             keeps = isinstance(child, (MappingNode, SequenceNode)) or identity is not None and name == identity[0]
             if not (merging and sub in out and keeps):
                 out[sub] = mapper(key.start_mark)
-            _align(value[name], child, sub, mapper, out, merging)
-    elif isinstance(node, SequenceNode) and isinstance(value, list):
+            _align(value[name], child, sub, mapper, out, merging, wanted)
+    elif isinstance(node, SequenceNode) and isinstance(value, list) and wanted is None:  # (no wanted path has an index)
         for index, item in _paired_items(value, node.value):
             sub = (*path, index)
             if not (merging and sub in out and isinstance(item, (MappingNode, SequenceNode))):
@@ -888,6 +914,7 @@ class _Object:
         self.names = {self.name}
         self.namespaces = {str(self.metadata.get("namespace") or "default")}
         self.positions: dict[FieldPath, Place] = {}
+        self.wanted: frozenset[FieldPath] | None = None  # the paths to place (see _align), or None for all
         self._leaves: list[tuple[FieldPath, Any]] | None = None
 
     def leaves(self) -> list[tuple[FieldPath, Any]]:
@@ -1017,28 +1044,65 @@ class _Positions:
         return self.lines[file]
 
     def objects(self, output: str, problems: list[RenderProblem]) -> list[RenderedObject]:
-        """The rendered objects; a field placement that fails leaves the object at its anchor, with a problem."""
+        """The rendered objects; a field placement that fails leaves the object at its anchor, with a problem.
+
+        Only the places of NAME_PATHS are worked out now (every object's name is shown in messages);
+        the rest when a finding asks for them (RenderedObject.positions), from the same data.
+        """
         lines = output.splitlines(keepends=True)
         ordinals: dict[tuple[str, str], int] = {}
         result = []
         for document in load(output).documents:
             if not isinstance(document.data, dict):
                 continue
+            texts = _annotation_texts(document.data)
             text, origin, transformed = _strip_bookkeeping(document, lines, self._annotation)
             obj = _Object(document.data)
+            obj.wanted = NAME_PATHS
+            ordinal = _ordinal(origin, obj.kind, ordinals)
             try:
-                anchor = self._place(obj, origin, transformed, ordinals)
+                anchor = self._place(obj, origin, transformed, ordinal)
             except (LookupError, TypeError, ValueError, AttributeError, RecursionError) as exc:
                 obj.positions.clear()
                 anchor = (self.unit[0].file, 1, 1)
                 problems.append(RenderProblem(*anchor, f"fieldwarden could not place the fields of {obj.kind} "
                                               f"{obj.name} ({type(exc).__name__}: {exc}); findings on it go here"))
-            result.append(RenderedObject(text, obj.positions, anchor))
+                result.append(RenderedObject(text, obj.positions, anchor))
+                continue
+            result.append(RenderedObject(text, obj.positions, anchor, place=self.placer(document.data, origin, transformed, ordinal),
+                                         settled=NAME_PATHS, recipe=(*texts, ordinal)))
         return result
 
-    def _place(self, obj: _Object, origin: dict[str, Any], transformed: set[str],
-               ordinals: dict[tuple[str, str], int]) -> Place:
-        """Fill obj.positions; the object's anchor."""
+    def placer(self, data: dict[str, Any], origin: dict[str, Any], transformed: set[str],
+               ordinal: int) -> Callable[[], dict[FieldPath, Place]]:
+        """Works out all the positions of the object with this data (as `objects` did its names').
+
+        The names' placement succeeded, and the rest walks the same documents deeper (to
+        MAX_DEPTH, well within Python's recursion): should it fail, the names' places are kept.
+        """
+        def place() -> dict[FieldPath, Place]:
+            obj = _Object(data)
+            try:
+                self._place(obj, origin, transformed, ordinal)
+            except (LookupError, TypeError, ValueError, AttributeError, RecursionError):
+                obj = _Object(data)
+                obj.wanted = NAME_PATHS
+                self._place(obj, origin, transformed, ordinal)
+            return obj.positions
+
+        return place
+
+    def replacer(self, text: str, recipe: Recipe) -> Callable[[], dict[FieldPath, Place]]:
+        """`placer` for an object read back from the render cache (its text, and the recipe `objects` gave it)."""
+        def place() -> dict[FieldPath, Place]:
+            data = _first_data(text)
+            origin, transformed = _bookkeeping(recipe[0], recipe[1], self._annotation)
+            return self.placer(data if isinstance(data, dict) else {}, origin, transformed, recipe[2])()
+
+        return place
+
+    def _place(self, obj: _Object, origin: dict[str, Any], transformed: set[str], ordinal: int) -> Place:
+        """Fill obj.positions (those of obj.wanted, when set); the object's anchor. `ordinal`: see _ordinal."""
         top = self.unit[0]
         anchor: Place = (top.file, 1, 1)
         occurrence: _Occurrence | None = None
@@ -1047,8 +1111,6 @@ class _Positions:
         configured = str(origin.get("configuredIn") or "")
         if path.startswith(_MIRROR + "/") and not origin.get("repo"):
             file = path[len(_MIRROR) + 1:]
-            key = (file, obj.kind)
-            ordinal = ordinals[key] = ordinals.get(key, -1) + 1
             source = _match(self._sources(file), obj, ordinal)
             occurrence = self._choose([o for o in self.occurrences if not o.generated and o.source == file],
                                       transformed)
@@ -1070,7 +1132,7 @@ class _Positions:
             start = source.mapper(source.node.start_mark)
             anchor = start
             obj.positions[()] = start
-            _align(obj.data, source.node, (), source.mapper, obj.positions)
+            _align(obj.data, source.node, (), source.mapper, obj.positions, wanted=obj.wanted)
             obj.names.add(_name(source))
             namespace = (source.data.get("metadata") or {}).get("namespace")
             obj.namespaces.add(str(namespace or "default"))
@@ -1252,7 +1314,7 @@ class _Positions:
 
     def _merge(self, obj: _Object, patch: _Source) -> None:
         placed = dict(obj.positions)
-        _align(obj.data, patch.node, (), patch.mapper, placed, merging=True)
+        _align(obj.data, patch.node, (), patch.mapper, placed, merging=True, wanted=obj.wanted)
         for path in _IDENTITY:  # where a strategic-merge patch names its target, it sets nothing
             if path in obj.positions:
                 placed[path] = obj.positions[path]
@@ -1274,7 +1336,7 @@ class _Positions:
             obj.positions[path] = patch.mapper((value_key or node).start_mark)
             value = _node_at(node, ("value",))
             if value is not None and "value" in operation:
-                _align(_get(obj.data, path), value, path, patch.mapper, obj.positions)
+                _align(_get(obj.data, path), value, path, patch.mapper, obj.positions, wanted=obj.wanted)
 
 
 def _name(source: _Source) -> str:
@@ -1312,6 +1374,41 @@ def _inline_mapper(file: str, node: Node | None, lines: list[str], fallback: Pla
     return lambda mark: (file, first + mark.line + 1, indent + mark.column + 1)
 
 
+def _ordinal(origin: dict[str, Any], kind: str, ordinals: dict[tuple[str, str], int]) -> int:
+    """The object's rank among the objects of its kind from its origin file so far (-1 when it has none)."""
+    path = str(origin.get("path") or "")
+    if not path.startswith(_MIRROR + "/") or origin.get("repo"):
+        return -1
+    key = (path[len(_MIRROR) + 1:], kind)
+    ordinal = ordinals[key] = ordinals.get(key, -1) + 1
+    return ordinal
+
+
+def _annotation_texts(data: dict[str, Any]) -> tuple[str, str]:
+    """The texts of kustomize's origin and transformations annotations ("" when absent)."""
+    metadata = data.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    if not isinstance(annotations, dict):
+        return "", ""
+    return str(annotations.get(ORIGIN) or ""), str(annotations.get(TRANSFORMATIONS) or "")
+
+
+def _bookkeeping(origin_text: str, transformations_text: str, parse: Callable[[str], Any]) -> tuple[dict[str, Any], set[str]]:
+    """The origin and the transforming kustomizations' folders, from the annotations' texts."""
+    origin: dict[str, Any] = {}
+    transformed: set[str] = set()
+    found = parse(origin_text)
+    if isinstance(found, dict):
+        origin = found
+    found = parse(transformations_text)
+    if isinstance(found, list):
+        for step in found:
+            configured = str(step.get("configuredIn") or "") if isinstance(step, dict) else ""
+            if configured.startswith(_MIRROR + "/"):
+                transformed.add(posixpath.dirname(configured[len(_MIRROR) + 1:]))
+    return origin, transformed
+
+
 def _strip_bookkeeping(document: Any, lines: list[str],
                        parse: Callable[[str], Any] | None = None) -> tuple[str, dict[str, Any], set[str]]:
     """The object's text without kustomize's annotations; its origin and transforming kustomizations.
@@ -1321,20 +1418,10 @@ def _strip_bookkeeping(document: Any, lines: list[str],
     data: dict[str, Any] = document.data
     metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else None
     annotations = metadata.get("annotations") if metadata is not None else None
-    origin: dict[str, Any] = {}
-    transformed: set[str] = set()
     start, end = document.start_line - 1, document.end_line
     if not isinstance(annotations, dict) or not any(a in annotations for a in _BOOKKEEPING):
-        return "".join(lines[start:end]), origin, transformed
-    found = parse(str(annotations.get(ORIGIN) or ""))
-    if isinstance(found, dict):
-        origin = found
-    found = parse(str(annotations.get(TRANSFORMATIONS) or ""))
-    if isinstance(found, list):
-        for step in found:
-            configured = str(step.get("configuredIn") or "") if isinstance(step, dict) else ""
-            if configured.startswith(_MIRROR + "/"):
-                transformed.add(posixpath.dirname(configured[len(_MIRROR) + 1:]))
+        return "".join(lines[start:end]), {}, set()
+    origin, transformed = _bookkeeping(str(annotations.get(ORIGIN) or ""), str(annotations.get(TRANSFORMATIONS) or ""), parse)
     for key in _BOOKKEEPING:
         annotations.pop(key, None)
     if not annotations and metadata is not None:

@@ -31,10 +31,10 @@ from typing import Any, Sequence
 from ... import __version__
 from ..cache import CACHE_DIR, digest, read_authentic, write_authentic
 from .not_linted import NotLinted
-from .rendered import Render, RenderedObject, RenderProblem
+from .rendered import NAME_PATHS, Recipe, Render, RenderedObject, RenderProblem
 from .plan import RenderJob
 
-FORMAT = 5  # 3: an input's key holds where it resolves to; 4: failed renders, with why not linted; 5: objects marshalled apart, paths by parent
+FORMAT = 6  # 3: an input's key holds where it resolves to; 4: failed renders, with why not linted; 5: objects marshalled apart, paths by parent; 6: recipes of objects not placed
 _PURPOSE = b"render-cache"
 
 
@@ -168,7 +168,7 @@ Encoded = dict[tuple[int, int, tuple[str, int, int], frozenset[Any]], tuple[Rend
 def _encode(render: Render, encoded: Encoded) -> list[Any]:
     objects = []
     for obj in render.objects:
-        key = (id(obj.text), id(obj.positions), obj.anchor, obj.approximate)
+        key = (id(obj.text), id(obj.table), obj.anchor, obj.approximate)
         known = encoded.get(key)  # the object is held beside its bytes: the ids stay its parts' meanwhile
         if known is None:
             known = encoded[key] = (obj, marshal.dumps(_encode_object(obj)))
@@ -178,20 +178,23 @@ def _encode(render: Render, encoded: Encoded) -> list[Any]:
 
 
 def _encode_object(obj: RenderedObject) -> list[Any]:
-    """[text, parents, parts, files, lines, columns, anchor, approximate]: a rendered object's field
+    """[text, parents, parts, files, lines, columns, anchor, approximate, recipe]: a rendered object's field
     paths run 20 deep in a CRD, so each is kept as the index of its parent path (an earlier entry;
-    -1 for none) and the parts after it (its last, when its parent is placed)."""
+    -1 for none) and the parts after it (its last, when its parent is placed). An object whose
+    positions were not worked out (rendered.py) keeps those of its name and its recipe instead."""
+    recipe = list(obj.recipe) if obj.recipe is not None else None
+    table = obj.table
     index: dict[tuple[Any, ...], int] = {}
     parents: list[int] = []
     parts: list[list[Any]] = []
-    for number, path in enumerate(obj.positions):
+    for number, path in enumerate(table):
         parent = index.get(path[:-1], -1) if path else -1
         parents.append(parent)
         parts.append([path[-1]] if parent >= 0 else list(path))
         index[path] = number
-    places = obj.positions.values()
+    places = table.values()
     return [obj.text, parents, parts, [place[0] for place in places], [place[1] for place in places],
-            [place[2] for place in places], list(obj.anchor), [list(path) for path in sorted(obj.approximate, key=repr)]]
+            [place[2] for place in places], list(obj.anchor), [list(path) for path in sorted(obj.approximate, key=repr)], recipe]
 
 
 def _decode(raw: Any) -> Render:
@@ -215,7 +218,7 @@ def _decode(raw: Any) -> Render:
 
 def _decode_object(item: Any) -> RenderedObject:
     """The types checked a column at a time (a warm run reads 100,000s of places)."""
-    if type(item) is not list or len(item) != 8 or type(item[0]) is not str or not all(type(part) is list for part in item[1:6]) \
+    if type(item) is not list or len(item) != 9 or type(item[0]) is not str or not all(type(part) is list for part in item[1:6]) \
             or type(item[7]) is not list:
         raise ValueError("malformed rendered object")
     text, parents, parts, files, lines, columns = item[:6]
@@ -239,7 +242,19 @@ def _decode_object(item: Any) -> RenderedObject:
         if type(path) is not list or not all(type(part) in (str, int) for part in path):
             raise ValueError("malformed field path")
         approximate.append(tuple(path))
-    return RenderedObject(text, positions, _place(item[6]), frozenset(approximate))
+    recipe = item[8]
+    if recipe is None:
+        return RenderedObject(text, positions, _place(item[6]), frozenset(approximate))
+    if type(recipe) is not list or len(recipe) != 3 or type(recipe[0]) is not str or type(recipe[1]) is not str \
+            or type(recipe[2]) is not int:
+        raise ValueError("malformed recipe")
+    kept: Recipe = (recipe[0], recipe[1], recipe[2])
+    return RenderedObject(text, positions, _place(item[6]), frozenset(approximate), place=_unbound, settled=NAME_PATHS,
+                          recipe=kept)
+
+
+def _unbound() -> dict[Any, Any]:
+    raise LookupError("a cached object's positions asked for before its renderer was given them (RenderedObject.defer)")
 
 
 def _not_linted(raw: Any) -> NotLinted | None:

@@ -116,6 +116,10 @@ def render(
         watched = _watched(root, job)
         cached = _cached(root, job, tool, watched, digests) if cache and not _fetches(job, layout) else None
         if cached is not None:
+            if job.tool == KUSTOMIZE:  # objects never placed are placed again from their files when asked
+                from .kustomize import bind
+
+                bind(root, _theirs(job.folder), layout.kustomize, cached)
             renders[job] = cached
         else:
             pending.append((job, tool, watched))

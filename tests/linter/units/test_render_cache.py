@@ -123,8 +123,8 @@ def test_deep_objects_rendered_alike_by_a_charts_sets_come_back_identical(tmp_pa
 
 
 def test_a_field_path_naming_a_later_parent_is_refused() -> None:
-    text, parents, parts, files, lines, columns, anchor, approximate = render_cache._encode_object(_crd_like("a.yaml"))
-    assert parents[:3] == [-1, 0, 0] and parts[:3] == [[], ["kind"], ["spec"]]
+    text, parents, parts, files, lines, columns, anchor, approximate, recipe = render_cache._encode_object(_crd_like("a.yaml"))
+    assert parents[:3] == [-1, 0, 0] and parts[:3] == [[], ["kind"], ["spec"]] and recipe is None
     parents[2] = 5
     with pytest.raises(ValueError):
-        render_cache._decode_object([text, parents, parts, files, lines, columns, anchor, approximate])
+        render_cache._decode_object([text, parents, parts, files, lines, columns, anchor, approximate, recipe])
