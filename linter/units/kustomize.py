@@ -91,7 +91,7 @@ class Kustomization:
         self.missing: list[Ref] = []  # named paths that do not exist (their appearance must change a cache key)
         self.dropped: list[tuple[str, int | None]] = []  # entries not handed to kustomize (remote, helmCharts)
         self.remote: list[tuple[tuple[str, int | None], RenderProblem]] = []  # remote entries of `dropped`, each with its note
-        self.inflated: list[RenderProblem] = []  # the note of each `helmCharts`-like field of `dropped`
+        self.inflated: list[tuple[str, RenderProblem]] = []  # each `helmCharts`-like field of `dropped`, with its note
         self.outside = False  # names a path outside the project: never built
         self.problems: list[RenderProblem] = []
 
@@ -305,7 +305,7 @@ def _collect_references(files: _Files, k: Kustomization) -> None:
             k.dropped.append((field, None))
             k.problem(f"`{field}` is not rendered inside a kustomization (kustomize needs --enable-helm, which "
                       "runs Helm): the chart's objects are not in this unit; lint the chart as its own unit", field)
-            k.inflated.append(k.problems[-1])
+            k.inflated.append((field, k.problems[-1]))
 
 
 def _load_closure(files: _Files, kustomizations: dict[str, Kustomization], start: str) -> list[str]:
@@ -444,11 +444,12 @@ def render_kustomization(root: Path, folder: str, tool: list[str] | None = None,
     objects = renderer.objects(output, problems)
     if notes:  # built without its remote entries: what did build is linted, theirs is not (FW007, not FW006)
         return _remote_not_linted(inputs, problems, notes, objects)
-    inflated = [note for k in unit for note in k.inflated]
+    inflated = [entry for k in unit for entry in k.inflated]
     if inflated:  # built without its charts: the rest is linted, the charts' objects are not (FW007)
-        first = inflated[0]
-        return Render(objects, inputs, [p for p in problems if all(p is not n for n in inflated)], not_linted=NotLinted(
-            f"`{first.message.split('`')[1]}` is not rendered (kustomize needs --enable-helm, which runs Helm), so the "
+        field, first = inflated[0]
+        chart_notes = {id(note) for _, note in inflated}
+        return Render(objects, inputs, [p for p in problems if id(p) not in chart_notes], not_linted=NotLinted(
+            f"`{field}` is not rendered (kustomize needs --enable-helm, which runs Helm), so the "
             "chart's objects are not linted", "lint the chart as a unit of its own (a folder with its Chart.yaml, or "
             "the Argo CD Application or Flux HelmRelease that deploys it)", first.file, first.line, first.column))
     return Render(objects, inputs, problems)
