@@ -36,14 +36,14 @@ import re
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, ContextManager, Iterable, Iterator, NamedTuple, Sequence
+from typing import Any, Callable, ContextManager, Iterable, Iterator, NamedTuple, Sequence
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from . import helm_archive, helm_budget, helm_child, helm_fetch, helm_pool, helm_schema, helm_seccomp, helmmap, inline_values
 from ..loader import load
 from .not_linted import NotLinted
-from .rendered import FieldPath, Place, Render, RenderedObject, RenderProblem
+from .rendered import NAME_PATHS, FieldPath, Place, Render, RenderedObject, RenderProblem
 from .plan import InlineValues
 
 EXTRA = helm_child.EXTRA  # the optional dependency's extra in pyproject.toml
@@ -1012,17 +1012,74 @@ def _objects(manifests: dict[str, Any], layout: _Layout, templates: _Templates, 
                 objects.append(RenderedObject(piece, {}, fallback))
                 continue
             values = _ScopedValues(sources, item.scope)
-            anchor, positions = seen.mapped(template, templates.helper, values, memo)
-            objects.append(RenderedObject(piece, positions, anchor, frozenset(
-                p for p, at in positions.items() if at in sources.approximate) if sources.approximate else frozenset()))
+            if sources.approximate:  # inline values place near their lines: which paths, only a whole mapping says
+                anchor, positions = seen.mapped(template, templates.helper, values, memo)
+                objects.append(RenderedObject(piece, positions, anchor, frozenset(
+                    p for p, at in positions.items() if at in sources.approximate)))
+                continue
+            anchor, named = seen.mapped(template, templates.helper, values, memo, NAME_PATHS)
+            objects.append(RenderedObject(piece, named, anchor, place=_placer(seen, template, templates, values, memo),
+                                          settled=NAME_PATHS, recipe=(helm_path, "", 0)))
     return objects
+
+
+def _placer(piece: _Piece, template: helmmap.Template, templates: _Templates, values: _ScopedValues,
+            memo: dict[int, bool | None]) -> Callable[[], dict[FieldPath, Place]]:
+    """What places every field of a rendered document when a finding first asks (RenderedObject.positions)."""
+    return lambda: piece.mapped(template, templates.helper, values, memo)[1]
+
+
+def bind(root: Path, chart: str, value_set: ValueSet, render: Render) -> None:
+    """Give the objects of a render read back from the cache (render_cache.py) what places the fields
+    of those never placed, from the chart's files and the set's values (the cache key says they are
+    unchanged): the chart is read and its values parsed once, when the first of them is asked for."""
+    made: list[tuple[_Layout, _Templates, _ValueSources] | None] = []
+
+    def context() -> tuple[_Layout, _Templates, _ValueSources] | None:
+        if not made:
+            made.append(_context(root, chart.strip("/") or ".", value_set))
+        return made[0]
+
+    def placer(text: str, helm_path: str) -> Callable[[], dict[FieldPath, Place]]:
+        def place() -> dict[FieldPath, Place]:
+            known = context()
+            found = known[0].source_of(helm_path) if known is not None else None
+            template = known[1].template(*found) if known is not None and found is not None else None
+            if known is None or found is None or template is None:
+                return {}
+            piece = _Piece(text, load(text))
+            if piece.loaded is None:
+                return {}
+            return piece.mapped(template, known[1].helper, _ScopedValues(known[2], found[0].scope), {})[1]
+        return place
+
+    for obj in render.objects:
+        if obj.recipe is not None:
+            obj.defer(placer(obj.text, obj.recipe[0]))
+
+
+def _context(root: Path, chart: str, value_set: ValueSet) -> tuple[_Layout, _Templates, _ValueSources] | None:
+    """A chart's layout, templates and the value set's parsed values, as a render made them (bind)."""
+    problems: list[RenderProblem] = []
+    snapshot = _snapshot(root / chart, chart, problems)
+    if snapshot.fatal:
+        return None
+    layout = _Layout(chart, snapshot)
+    values: list[tuple[str, str]] = []
+    for name in value_set.files:
+        text, problem = _read_values(root, name)
+        if problem is not None:
+            return None
+        values.append((name, text))
+    sources = _ValueSources(layout, values, problems, _read_inline(root, value_set.inline, problems))
+    return None if sources.broken else (layout, _Templates(layout), sources)
 
 
 class _Piece:
     """One document a template renders, as the chart's value sets render it: loaded once, and the
     places of its fields under each set of answers the mapping got from the values (helmmap.answers_alike)."""
 
-    __slots__ = ("text", "broken", "too_complex", "empty", "loaded", "mappings")
+    __slots__ = ("text", "broken", "too_complex", "empty", "loaded", "mappings", "named")
 
     MAPPINGS = 4  # different mappings of one document kept for the chart's later value sets
 
@@ -1035,20 +1092,22 @@ class _Piece:
         mappable = self.broken is None and not self.empty and not self.too_complex
         self.loaded: Any = loaded if mappable else None  # dropped once mapped (what is mapped again loads it again)
         self.mappings: list[tuple[helmmap.Asked, Place, dict[FieldPath, Place]]] = []
+        self.named: list[tuple[helmmap.Asked, Place, dict[FieldPath, Place]]] = []  # the same, of its name only
 
     def mapped(self, template: helmmap.Template, helpers: helmmap.Helpers, values: _ScopedValues,
-               memo: dict[int, bool | None]) -> tuple[Place, dict[FieldPath, Place]]:
-        """The anchor and places of the document's fields for this value set."""
-        for answered, anchor, positions in self.mappings:
+               memo: dict[int, bool | None], wanted: frozenset[FieldPath] | None = None) -> tuple[Place, dict[FieldPath, Place]]:
+        """The anchor and places of the document's fields for this value set (of `wanted` only, when given)."""
+        kept = self.mappings if wanted is None else self.named
+        for answered, anchor, positions in kept:
             if helmmap.answers_alike(answered, values, memo):
                 return anchor, positions
         loaded = self.loaded if self.loaded is not None else load(self.text)
         self.loaded = None
         asked: helmmap.Asked = {}
         try:
-            anchor, positions = helmmap.map_object(loaded.documents[0].node, template, helpers, values, memo, asked)
+            anchor, positions = helmmap.map_object(loaded.documents[0].node, template, helpers, values, memo, asked, wanted)
         except Exception:  # a template the mapping cannot read must not cost the render: findings go on its file
             anchor, positions = (template.file, 1, 1), {}
-        if len(self.mappings) < self.MAPPINGS:
-            self.mappings.append((asked, anchor, positions))
+        if len(kept) < self.MAPPINGS:
+            kept.append((asked, anchor, positions))
         return anchor, positions

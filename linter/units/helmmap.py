@@ -605,7 +605,7 @@ Helpers = Callable[[str], Union[Container, None]]
 
 def map_object(node: Node, template: Template, helpers: Helpers, values: Values,
                memo: dict[int, bool | None] | None = None,
-               asked: Asked | None = None) -> tuple[Place, dict[FieldPath, Place]]:
+               asked: Asked | None = None, wanted: frozenset[FieldPath] | None = None) -> tuple[Place, dict[FieldPath, Place]]:
     """The anchor of a rendered object (its document's first line) and the places of its fields.
 
     `helpers` finds a helper's skeleton by name (`include "web.labels"`); `values` says where
@@ -613,9 +613,11 @@ def map_object(node: Node, template: Template, helpers: Helpers, values: Values,
     set), keeps the conditions already evaluated. `asked`, when given, is filled with every
     question the mapping put to the values and its answer: the mapping is a function of the
     object, the template and those answers, so another value set that answers them all alike
-    (`answers_alike`) maps the same object to the same places.
+    (`answers_alike`) maps the same object to the same places. With `wanted`, only the keys of
+    mappings on those paths are followed (their places are the same as in a whole mapping: each
+    key is placed apart from its siblings), so an object's name costs little without the rest.
     """
-    mapper = _Mapper(helpers, values, {} if memo is None else memo, asked)
+    mapper = _Mapper(helpers, values, {} if memo is None else memo, asked, wanted)
     live = [d for d in template.documents if not d.root.members or mapper.active(d.root.members[0]) is not False]
     document = _document(node, live or template.documents)
     if document is None:
@@ -811,12 +813,14 @@ def _block_conditions(member: Entry | Splice, at: int, block: _Block) -> tuple[t
 
 
 class _Mapper:
-    def __init__(self, helpers: Helpers, values: Values, memo: dict[int, bool | None], asked: Asked | None = None) -> None:
+    def __init__(self, helpers: Helpers, values: Values, memo: dict[int, bool | None], asked: Asked | None = None,
+                 wanted: frozenset[FieldPath] | None = None) -> None:
         self.helpers = helpers
         self.values = values
         self.positions: dict[FieldPath, Place] = {}
         self._active = memo
         self.asked = asked
+        self.wanted = wanted  # the only paths of mapping keys followed (map_object), or None for all
 
     def active(self, member: Entry | Splice) -> bool | None:
         """Whether the conditions of the blocks around a member hold for this value set (None: unknown)."""
@@ -850,8 +854,9 @@ class _Mapper:
         if depth > _MAX_DEPTH:
             return
         if isinstance(node, MappingNode) and container.kind != "seq":
+            wanted = self.wanted
             for key_node, value in node.value:
-                if isinstance(key_node, ScalarNode):
+                if isinstance(key_node, ScalarNode) and (wanted is None or (*path, key_node.value) in wanted):
                     self.key(container, key_node.value, value, (*path, key_node.value), depth)
         elif isinstance(node, SequenceNode) and container.kind != "map":
             self.sequence(list(enumerate(node.value)), container, path, depth)

@@ -34,7 +34,7 @@ from .not_linted import NotLinted
 from .rendered import NAME_PATHS, Recipe, Render, RenderedObject, RenderProblem
 from .plan import RenderJob
 
-FORMAT = 6  # 3: an input's key holds where it resolves to; 4: failed renders, with why not linted; 5: objects marshalled apart, paths by parent; 6: recipes of objects not placed
+FORMAT = 7  # 3: an input's key holds where it resolves to; 4: failed renders, with why not linted; 5: objects marshalled apart, paths by parent; 6: recipes of objects not placed; 7: of Helm's too
 _PURPOSE = b"render-cache"
 
 

@@ -120,6 +120,12 @@ def render(
                 from .kustomize import bind
 
                 bind(root, _theirs(job.folder), layout.kustomize, cached)
+            else:
+                from .helm import RELEASE, ValueSet
+                from .helm import bind as bind_chart
+
+                bind_chart(root, _theirs(job.folder), ValueSet(tuple(job.values), job.namespace or default_namespace(job.folder),
+                                                               job.release or RELEASE, job.inline), cached)
             renders[job] = cached
         else:
             pending.append((job, tool, watched))

@@ -1,0 +1,65 @@
+"""helm.py places a rendered object's fields when a finding asks for them: its name's place at once
+(every object's is shown in messages), the rest on first use, from the chart's parsed templates or,
+for a render read back from the cache, from the chart's files (issue 23: mapping every field of
+every value set's objects was most of the lint's own CPU on kyverno's and prometheus-community's
+charts, whose findings are few).
+
+The ledger fixture (tests/fixtures/repos/helm-chart, ct's ci/*-values.yaml layout) writes names and
+labels through `include`d helpers, a List, a test hook and values spliced with toYaml.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from fieldwarden.linter.units import helm, render_cache
+from fieldwarden.linter.units.plan import HELM, RenderJob
+from fieldwarden.linter.units.rendered import locate
+
+pytest.importorskip("helm_python")
+
+REPO = Path(__file__).resolve().parents[2] / "fixtures" / "repos" / "helm-chart"
+CHART = "charts/ledger"
+SETS = [helm.ValueSet(()), helm.ValueSet((f"{CHART}/ci/ha-values.yaml",)), helm.ValueSet((f"{CHART}/ci/recreate-values.yaml",))]
+NAME = ("metadata", "name")
+REPLICAS = ("spec", "replicas")
+
+
+def _whole(renders: list[helm.Render]) -> list[list[dict[helm.FieldPath, helm.Place]]]:
+    return [[obj.positions for obj in render.objects] for render in renders]
+
+
+def test_names_are_placed_as_the_whole_mapping_places_them_and_nothing_else_is_placed() -> None:
+    lazy, whole = helm.render_chart_sets(REPO, CHART, SETS), helm.render_chart_sets(REPO, CHART, SETS)
+    placed = _whole(whole)
+    objects = [obj for render in lazy for obj in render.objects]
+    assert objects and all(obj.recipe is not None for obj in objects)
+    names = [locate(obj, NAME) for obj in objects]
+    assert all(obj.recipe is not None for obj in objects)  # the names' places did not place the rest
+    assert all(set(obj.table) <= set(positions) for obj, positions in zip(objects, sum(placed, [])))
+    assert sum(set(obj.table) < set(positions) for obj, positions in zip(objects, sum(placed, []))) >= len(objects) - 3
+    assert names == [locate(obj, NAME) for render in whole for obj in render.objects]
+    deployment = next(obj for obj in objects if obj.text.startswith("apiVersion: apps/v1\nkind: Deployment"))
+    assert locate(deployment, REPLICAS) == ((f"{CHART}/templates/deployment.yaml", 9, 3), True)  # placed when asked
+    assert _whole(lazy) == placed
+    assert all(obj.recipe is None for obj in objects)
+
+
+def test_objects_never_placed_are_placed_from_the_charts_files_after_the_cache(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    shutil.copytree(REPO, root)
+    made, whole = helm.render_chart_sets(root, CHART, SETS), helm.render_chart_sets(root, CHART, SETS)
+    made[0].objects[0].positions  # one placed before it is saved: kept whole
+    for number, (value_set, render) in enumerate(zip(SETS, made)):
+        job = RenderJob(HELM, CHART, value_set.files)
+        render_cache.save(root, job, "tool", [], render, {})
+        loaded = render_cache.load(root, job, "tool", [])
+        assert loaded is not None
+        assert [obj.recipe is None for obj in loaded.objects] == [number == 0] + [False] * (len(render.objects) - 1)
+        helm.bind(root, CHART, value_set, loaded)
+        assert [locate(obj, NAME) for obj in loaded.objects] == [locate(obj, NAME) for obj in whole[number].objects]
+        assert [obj.positions for obj in loaded.objects] == [obj.positions for obj in whole[number].objects]
+        assert all(obj.recipe is None for obj in loaded.objects)
