@@ -20,7 +20,7 @@ from ..policies.registry import RULES
 from ..policies.rule import OBJECT, SET
 from .discover import is_helm_template
 from .units.gitops import PATHS as GITOPS_PATHS
-from .loader import decode, load, json_non_manifest, locate
+from .loader import Loaded, decode, load, json_non_manifest, locate
 from .suppress import ANNOTATION, Directive, annotation_codes, scan_comments
 
 Locations = dict[FieldPath, tuple[int, int]]
@@ -128,9 +128,12 @@ def read_source(path: Path, settings: Settings) -> tuple[bytes | None, str]:
 
 
 def analyse(
-    display: str, data: bytes | None, error: str, settings: Settings, full: bool, path: Path | None, consumed: bool = False
+    display: str, data: bytes | None, error: str, settings: Settings, full: bool, path: Path | None, consumed: bool = False,
+    read: Loaded | None = None,
 ) -> FileResult:
     """Lint one file's bytes. `full` runs object rules (targets); otherwise only projects.
+
+    `read` is the bytes' text as loader.load read it, when the caller did already (a rendered object's).
 
     A `consumed` file (a kustomize patch, a chart template: see units/plan.py) is linted through
     the renders that use it: here it gets its input checks, suppression comments and
@@ -144,7 +147,7 @@ def analyse(
         assert problem is not None
         return FileResult(display, [_input_finding(display, *problem)], [], [], [], "")
     template = "{{" in text and path is not None and is_helm_template(path)
-    loaded = None if template else load(text)
+    loaded = None if template else read if read is not None else load(text)
     if "{{" in text and (loaded is None or loaded.template_like or any(p.code == "FW001" for p in loaded.problems)):
         if consumed:  # a template rendered elsewhere: its comments may suppress what is found on its lines
             return FileResult(display, [], [], scan_comments(text) if full else [], [], "")

@@ -236,9 +236,13 @@ class UnitRun:
             anchor = self.names.display(obj.anchor[0])
             # a chart's value sets render most objects alike: the same text in the same file is analysed once
             result = self._texts.get((anchor, obj.text))
+            read, obj.loaded = obj.loaded, None  # the renderer's reading of the text (kustomize's), used once
+            if read is not None and read.documents:
+                self._parsed.setdefault(id(obj), (obj, read.documents[0].data))
             if result is None:
                 result = self._texts[anchor, obj.text] = analyse(
-                    anchor, obj.text.encode("utf-8", "surrogateescape"), "", self.settings_for(anchor), True, None)
+                    anchor, obj.text.encode("utf-8", "surrogateescape"), "", self.settings_for(anchor), True, None,
+                    read=read)
             # other objects' messages name it where it is written, not by its line in the render
             result = result._replace(objects=[r._replace(origin=self._origin(obj, r.prefix)) for r in result.objects])
             analysed.append(_Analysed(obj, anchor, result))

@@ -37,7 +37,7 @@ from typing import Any, Callable, ContextManager, Iterable, Iterator, NamedTuple
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from ..loader import decode, load
+from ..loader import MAX_DOCUMENTS, Loaded, decode, load
 from .not_linted import NotLinted
 from .rendered import NAME_PATHS, FieldPath, Place, Recipe, Render, RenderedObject, RenderProblem
 
@@ -1050,15 +1050,11 @@ class _Positions:
         Only the places of NAME_PATHS are worked out now (every object's name is shown in messages);
         the rest when a finding asks for them (RenderedObject.positions), from the same data.
         """
-        lines = output.splitlines(keepends=True)
         ordinals: dict[tuple[str, str], int] = {}
         result = []
-        for document in load(output).documents:
-            if not isinstance(document.data, dict):
-                continue
-            texts = _annotation_texts(document.data)
-            text, origin, transformed = _strip_bookkeeping(document, lines, self._annotation)
-            obj = _Object(document.data)
+        for text, data, texts, loaded in _read_output(output):
+            origin, transformed = _bookkeeping(*texts, self._annotation)
+            obj = _Object(data)
             obj.wanted = NAME_PATHS
             ordinal = _ordinal(origin, obj.kind, ordinals)
             try:
@@ -1070,8 +1066,8 @@ class _Positions:
                                               f"{obj.name} ({type(exc).__name__}: {exc}); findings on it go here"))
                 result.append(RenderedObject(text, obj.positions, anchor))
                 continue
-            result.append(RenderedObject(text, obj.positions, anchor, place=self.placer(document.data, origin, transformed, ordinal),
-                                         settled=NAME_PATHS, recipe=(*texts, ordinal)))
+            result.append(RenderedObject(text, obj.positions, anchor, place=self.placer(data, origin, transformed, ordinal),
+                                         settled=NAME_PATHS, recipe=(*texts, ordinal), loaded=loaded))
         return result
 
     def placer(self, data: dict[str, Any], origin: dict[str, Any], transformed: set[str],
@@ -1383,6 +1379,113 @@ def _ordinal(origin: dict[str, Any], kind: str, ordinals: dict[tuple[str, str], 
     key = (path[len(_MIRROR) + 1:], kind)
     ordinal = ordinals[key] = ordinals.get(key, -1) + 1
     return ordinal
+
+
+def _read_output(output: str) -> Iterator[tuple[str, dict[str, Any], tuple[str, str], Loaded | None]]:
+    """kustomize's output, object by object: its text without kustomize's annotations, its data,
+    those annotations' texts (origin, transformations) and the text read (None: not kept).
+
+    Each object's text is read once, with its annotations already cut out of it (_cut_output),
+    and the linter analyses what was read (RenderedObject.loaded); an output not laid out as
+    kustomize writes it is read whole, and its objects' texts are read again by the linter.
+    """
+    pieces = _cut_output(output)
+    if pieces is not None:
+        read: list[tuple[str, dict[str, Any], tuple[str, str], Loaded | None]] = []
+        for text, texts in pieces:
+            loaded = load(text)
+            if loaded.problems or loaded.template_like or len(loaded.documents) != 1:
+                break  # not what kustomize writes: the output is read whole (below)
+            data = loaded.documents[0].data
+            if isinstance(data, dict):
+                read.append((text, data, texts, loaded))
+        else:
+            yield from read
+            return
+    lines = output.splitlines(keepends=True)
+    for document in load(output).documents:
+        if isinstance(document.data, dict):
+            texts = _annotation_texts(document.data)
+            text, _, _ = _strip_bookkeeping(document, lines, lambda _: None)
+            yield text, document.data, texts, None
+
+
+_ODD_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_ENTRY = {f"    {ORIGIN}: |\n": 0, f"    {TRANSFORMATIONS}: |\n": 1}
+
+
+def _cut_output(output: str) -> list[tuple[str, tuple[str, str]]] | None:
+    """kustomize's output cut at its `---` lines into each object's text, the lines of kustomize's
+    annotations (and `annotations:` when nothing else is left) cut out, and those annotations'
+    texts; None when any of it is not laid out as kustomize writes it (block style, two-space
+    indentation, `|` blocks, no comments among the annotations, no document markers in texts)."""
+    if _ODD_BREAKS.search(output):  # line breaks str.splitlines and YAML count apart
+        return None
+    pieces: list[tuple[str, tuple[str, str]]] = []
+    current: list[str] = []
+    for line in [*output.splitlines(keepends=True), "---\n"]:
+        if line[:3] not in ("---", "...") and line[:1] != "%":
+            current.append(line)
+            continue
+        if line.rstrip("\n") != "---":
+            return None
+        start = 0
+        while start < len(current) and (not current[start].strip() or current[start].lstrip().startswith("#")):
+            start += 1  # a document's text starts at its first node, as the loader reads it
+        if start < len(current):
+            piece = _cut_piece(current[start:])
+            if piece is None:
+                return None
+            pieces.append(piece)
+        current = []
+    return pieces if len(pieces) <= MAX_DOCUMENTS else None
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _cut_piece(lines: list[str]) -> tuple[str, tuple[str, str]] | None:
+    """One object's text without kustomize's annotations, and their texts (see _cut_output)."""
+    text = "".join(lines)
+    marks = text.count(ORIGIN) + text.count(TRANSFORMATIONS)
+    if not marks:
+        return text, ("", "")
+    try:
+        start = lines.index("  annotations:\n", lines.index("metadata:\n")) + 1
+    except ValueError:
+        return None
+    if any(line[:1] not in (" ", "\n") for line in lines[lines.index("metadata:\n") + 1:start]):
+        return None  # `annotations:` is not metadata's
+    end = start
+    while end < len(lines) and _indent(lines[end]) >= 4:
+        end += 1
+    if end == start or end < len(lines) and (not lines[end].strip() or lines[end].lstrip().startswith("#")):
+        return None  # a blank line or a comment the loader may count in or out of the block
+    texts = ["", ""]
+    found = 0
+    cut: list[tuple[int, int]] = []
+    entries = [number for number in range(start, end) if _indent(lines[number]) == 4]
+    if entries[:1] != [start]:
+        return None
+    for first, after in zip(entries, [*entries[1:], end]):
+        if any(not line.strip() or line.lstrip().startswith("#") for line in lines[first:after]):
+            return None
+        which = _ENTRY.get(lines[first])
+        if which is None:
+            continue
+        body = lines[first + 1:after]
+        if not body or _indent(body[0]) != 6 or texts[which] or any(_indent(line) < 6 or line[-1:] != "\n" for line in body):
+            return None
+        texts[which] = "".join(line[6:] for line in body)
+        found += 1
+        cut.append((first, after))
+    if found != marks:
+        return None
+    if len(cut) == len(entries):
+        cut = [(start - 1, end)]
+    kept = [line for number, line in enumerate(lines) if not any(a <= number < b for a, b in cut)]
+    return "".join(kept), (texts[0], texts[1])
 
 
 def _annotation_texts(data: dict[str, Any]) -> tuple[str, str]:

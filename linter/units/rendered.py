@@ -15,9 +15,12 @@ exception, positions not yet worked out, goes through it as their recipe (render
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from .not_linted import NotLinted
+
+if TYPE_CHECKING:
+    from ..loader import Loaded
 
 FieldPath = tuple[str | int, ...]
 Place = tuple[str, int, int]  # (project-relative file, 1-based line, 1-based column)
@@ -31,14 +34,17 @@ class RenderedObject:
     them, and until it has run `positions` holds the places of `settled` only (the paths under
     which an object's name is placed: what every object needs, see unitrun._origin); `recipe`
     is what kustomize.py needs to place the object again from its inputs (the render cache
-    keeps it instead of the positions of an object never placed).
+    keeps it instead of the positions of an object never placed). `loaded` is `text` as the
+    loader read it, when the renderer did (kustomize.py), handed to the linter once so that the
+    text is not read again; never cached, not part of the object's value.
     """
 
-    __slots__ = ("text", "anchor", "approximate", "recipe", "settled", "_positions", "_place")
+    __slots__ = ("text", "anchor", "approximate", "recipe", "settled", "loaded", "_positions", "_place")
 
     def __init__(self, text: str, positions: dict[FieldPath, Place], anchor: Place,
                  approximate: frozenset[FieldPath] = frozenset(), *, place: Callable[[], dict[FieldPath, Place]] | None = None,
-                 settled: frozenset[FieldPath] = frozenset(), recipe: Recipe | None = None) -> None:
+                 settled: frozenset[FieldPath] = frozenset(), recipe: Recipe | None = None,
+                 loaded: Loaded | None = None) -> None:
         self.text = text  # the object as one YAML document, with the renderer's own bookkeeping removed
         self._positions = positions  # rendered field path -> where the user sets it
         self.anchor = anchor  # where the object starts in its source (the fallback for unmapped paths)
@@ -46,6 +52,7 @@ class RenderedObject:
         self._place = place
         self.settled = settled if place is not None else frozenset()
         self.recipe = recipe if place is not None else None
+        self.loaded = loaded
 
     @property
     def positions(self) -> dict[FieldPath, Place]:
