@@ -34,7 +34,8 @@ from .not_linted import NotLinted
 from .rendered import NAME_PATHS, Recipe, Render, RenderedObject, RenderProblem
 from .plan import RenderJob
 
-FORMAT = 7  # 3: an input's key holds where it resolves to; 4: failed renders, with why not linted; 5: objects marshalled apart, paths by parent; 6: recipes of objects not placed; 7: of Helm's too
+FORMAT = 7  # 3: an input's key holds where it resolves to; 4: failed renders, with why not linted; 5: objects marshalled apart, paths by parent; 6: recipes of objects not placed; 7: of Helm's too, large objects kept apart
+SHARED = 64 << 10  # an object encoded larger than this is kept in a file of its own, shared by the entries that hold it
 _PURPOSE = b"render-cache"
 
 
@@ -96,7 +97,7 @@ def load(root: Path, job: RenderJob, tool: str, watched: Sequence[str],
             key = digests[entry[0]] if entry[0] in digests else digests.setdefault(entry[0], file_digest(root, entry[0]))
             if key != entry[1]:
                 return None
-        return _decode(raw.get("render"))
+        return _decode(raw.get("render"), root)
     except (OSError, ValueError, TypeError, EOFError, RecursionError, IndexError):
         return None
 
@@ -131,6 +132,9 @@ def save(root: Path, job: RenderJob, tool: str, watched: Sequence[str], render: 
         "inputs": inputs,
         "render": _encode(render, {} if encoded is None else encoded),
     }
+    render_part = body["render"]
+    assert isinstance(render_part, list)
+    render_part[0] = [_shared(root, item) if len(item) > SHARED else item for item in render_part[0]]
     try:
         data = marshal.dumps(body)
     except (ValueError, TypeError, RecursionError):
@@ -197,11 +201,42 @@ def _encode_object(obj: RenderedObject) -> list[Any]:
             [place[2] for place in places], list(obj.anchor), [list(path) for path in sorted(obj.approximate, key=repr)], recipe]
 
 
-def _decode(raw: Any) -> Render:
+def _shared(root: Path, item: bytes) -> str:
+    """Keep an encoded object in its own file (a chart's CRDs, alike in every value set's entry: written
+    once, not once per set), named by its digest; the entry holds the name."""
+    name = digest(item).hex()
+    path = root / CACHE_DIR / f"render-object-{name}.cache"
+    if not path.is_file():
+        write_authentic(path, item, _PURPOSE)
+    return name
+
+
+_READ: dict[str, bytes] = {}  # shared objects read this run, by name (the entries of a chart's sets hold the same)
+
+
+def _unshared(root: Path | None, item: Any) -> Any:
+    """An object's encoding, read back from its own file when the entry names it (its digest checked)."""
+    if type(item) is not str or root is None:
+        return item
+    if len(item) != 32 or item.strip("0123456789abcdef"):
+        raise ValueError("malformed shared object name")
+    data = _READ.get(item)
+    if data is None:
+        data = read_authentic(root / CACHE_DIR / f"render-object-{item}.cache", _PURPOSE)
+        if digest(data).hex() != item:
+            raise ValueError("a shared object does not match its name")
+        if len(_READ) > 64:
+            _READ.clear()
+        _READ[item] = data
+    return data
+
+
+def _decode(raw: Any, root: Path | None = None) -> Render:
     """A Render from its cached form; ValueError unless every part has the expected type."""
     if type(raw) is not list or len(raw) != 4 or not all(type(part) is list for part in raw[:3]):
         raise ValueError("malformed render")
-    objects = [_decode_object(marshal.loads(item) if type(item) is bytes else None) for item in raw[0]]
+    items = [_unshared(root, item) for item in raw[0]]
+    objects = [_decode_object(marshal.loads(item) if type(item) is bytes else None) for item in items]
     inputs = raw[1]
     if not all(type(path) is str for path in inputs):
         raise ValueError("malformed inputs")

@@ -128,3 +128,26 @@ def test_a_field_path_naming_a_later_parent_is_refused() -> None:
     parents[2] = 5
     with pytest.raises(ValueError):
         render_cache._decode_object([text, parents, parts, files, lines, columns, anchor, approximate, recipe])
+
+
+def test_a_large_object_every_set_renders_is_written_once_and_a_tampered_copy_is_a_miss(tmp_path: Path,
+                                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """kyverno's charts (kyverno/kyverno 111e07bbec charts/crds): two 1.4 MB CRDs in each of 27 value
+    sets' entries were 80 MB written per cold run; kept in a file of their own, once."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app/crd.yaml").write_text("kind: CustomResourceDefinition\n", encoding="utf-8")
+    monkeypatch.setattr(render_cache, "SHARED", 100)
+    large, small = _crd_like("app/crd.yaml"), RenderedObject("kind: ConfigMap\n", {}, ("app/crd.yaml", 1, 1))
+    jobs = [RenderJob(KUSTOMIZE, "app", (name,)) for name in ("one.yaml", "two.yaml", "three.yaml")]
+    made = [Render([large, small], ["app/crd.yaml"], []) for _ in jobs]
+    for job, render in zip(jobs, made):
+        render_cache.save(tmp_path, job, "tool", [], render, {})
+    apart = list((tmp_path / ".fieldwarden_cache").glob("render-object-*.cache"))
+    assert len(apart) == 1 and all(render_cache.entry_path(tmp_path, job, "tool").stat().st_size < apart[0].stat().st_size
+                                   for job in jobs)
+    render_cache._READ.clear()
+    assert [render_cache.load(tmp_path, job, "tool", []) for job in jobs] == made
+    body = apart[0].read_bytes()
+    apart[0].write_bytes(body.replace(b"CustomResourceDefinition", b"CustomResourceDefinitioN"))
+    render_cache._READ.clear()
+    assert render_cache.load(tmp_path, jobs[0], "tool", []) is None
