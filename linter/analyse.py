@@ -9,7 +9,12 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import Any, Iterable, NamedTuple
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Iterable, NamedTuple
+else:
+    from ..policies.records import NamedTuple
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 

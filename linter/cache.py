@@ -29,7 +29,10 @@ import marshal
 import os
 import stat
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 from .. import __version__
 from ..policies.model import FieldPath, ObjectKey

@@ -9,7 +9,10 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Sequence
 
 from ..policies.config import ConfigError, Settings, unknown_selectors
 from .discover import find_git_root, project_files, walk

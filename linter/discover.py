@@ -5,7 +5,10 @@ from __future__ import annotations
 import fnmatch
 import os
 from pathlib import Path
-from typing import Iterable, Iterator
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Iterable, Iterator
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 CONFIG_NAMES = (".fieldwarden.yaml", ".fieldwarden.yml")

@@ -18,7 +18,12 @@ from __future__ import annotations
 import gc
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple, Sequence, TypeVar
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Callable, Iterable, NamedTuple, Sequence, TypeVar
+else:
+    from ..policies.records import NamedTuple
 
 from ..policies.config import Settings
 from ..policies.registry import resolve
@@ -217,7 +222,8 @@ class _Names:
         return known
 
 
-Item = TypeVar("Item")
+if TYPE_CHECKING:
+    Item = TypeVar("Item")
 
 
 def _without_fixtures(items: Sequence[Item], keys: list[str], chainsaw: frozenset[str],

@@ -15,7 +15,9 @@ concise, GitHub's own escapes in workflow commands, JSON's in json and sarif, wi
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Callable, Sequence
 
 from .. import __version__
 from ..policies.registry import RULES

@@ -13,7 +13,12 @@ file of `---` lines costs no more memory than its first MAX_DOCUMENTS documents.
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from ..policies.records import NamedTuple
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode

@@ -11,7 +11,12 @@ help, usage and every error message stay argparse's own.
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any, NamedTuple, Sequence
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple, Sequence
+else:
+    from ..policies.records import NamedTuple
 
 from ..policies.model import SEVERITIES
 

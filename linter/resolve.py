@@ -12,12 +12,18 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterable, NamedTuple
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, NamedTuple
+else:
+    from ..policies.records import NamedTuple
 
 from ..policies.config import MAX_CONFIG_BYTES, ConfigChain, Settings, load_config_chain
 from .discover import CONFIG_NAMES, excluded, find_git_root
 
-Check = Callable[[dict[str, Any], str, str], None]  # validate(data, text, source)
+if TYPE_CHECKING:
+    Check = Callable[[dict[str, Any], str, str], None]  # validate(data, text, source)
 
 
 class FileConfig(NamedTuple):

@@ -9,7 +9,11 @@ reported in, and names the unit it was found in.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Sequence
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Mapping, NamedTuple, Sequence
+else:
+    from ..policies.records import NamedTuple
 
 from ..policies.config import Settings
 from ..policies.model import ObjectKey, Violation, format_path, lighter
@@ -25,7 +29,8 @@ if TYPE_CHECKING:  # a plain run never loads the renderers' types
 
 # Where a finding on a rendered object goes: (file as reported, line, column, exact), or None
 # when it goes nowhere.
-Placer = Callable[["RenderedObject", tuple[Any, ...]], "tuple[str, int, int, bool] | None"]
+if TYPE_CHECKING:
+    Placer = Callable[["RenderedObject", tuple[Any, ...]], "tuple[str, int, int, bool] | None"]
 
 
 class Member(NamedTuple):

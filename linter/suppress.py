@@ -10,7 +10,12 @@ honours the same annotation.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple, Sequence
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import NamedTuple, Sequence
+else:
+    from ..policies.records import NamedTuple
 
 from ..policies.suppression import ANNOTATION, annotation_codes, covers, parse_codes
 

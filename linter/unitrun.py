@@ -10,7 +10,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Protocol, Sequence
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Callable, NamedTuple, Protocol, Sequence
+else:
+    from ..policies.records import NamedTuple
 
 from ..policies.config import Settings
 from ..policies.model import SEVERITY_RANK
@@ -30,14 +35,15 @@ RENDER_FAILED = "FW006"
 NOT_LINTED = "FW007"
 
 
-class Names(Protocol):
-    """Project-relative keys of files and the names findings show (engine._Names)."""
+if TYPE_CHECKING:  # (a Protocol for annotations only: typing is not imported at run time)
+    class Names(Protocol):
+        """Project-relative keys of files and the names findings show (engine._Names)."""
 
-    base: str  # the project root (absolute)
+        base: str  # the project root (absolute)
 
-    def display(self, key: str) -> str: ...
+        def display(self, key: str) -> str: ...
 
-    def id(self, display: str) -> str: ...
+        def id(self, display: str) -> str: ...
 
 
 class _Analysed(NamedTuple):

@@ -29,7 +29,11 @@ Semantics, as the controllers implement them:
 
 from __future__ import annotations
 
-from typing import Any, Mapping, NamedTuple
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Mapping, NamedTuple
+else:
+    from .records import NamedTuple
 
 from .kube import api_group, canonical_group, get_path, group_kind, object_namespace
 from .model import FieldPath, ObjectKey

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, NamedTuple
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Mapping, NamedTuple
+else:
+    from .records import NamedTuple
 
 from .model import SEVERITIES, SEVERITY_RANK, WARNING
 from .registry import RULES, resolve

@@ -11,7 +11,12 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, NamedTuple
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from .records import NamedTuple
 
 INT32_MAX = 2**31 - 1
 

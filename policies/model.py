@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from .records import NamedTuple
 
 FieldPath = tuple["str | int", ...]
 

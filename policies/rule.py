@@ -20,7 +20,12 @@ FIXABLE), a docstring that is its documentation page, and one pure function:
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Any, Iterable, Mapping, NamedTuple, Sequence
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Iterable, Mapping, NamedTuple, Sequence
+else:
+    from .records import NamedTuple
 
 from .model import ObjectKey, Violation
 
@@ -39,9 +44,10 @@ class SetObject(NamedTuple):
     origin: str  # "path:line", for messages that point at the other object
 
 
-Conf = Mapping[str, Any]
-ObjectCheck = Iterable[Violation]
-SetCheck = Iterable[tuple[int, Violation]]
+if TYPE_CHECKING:  # (aliases for annotations: typing is not imported at run time)
+    Conf = Mapping[str, Any]
+    ObjectCheck = Iterable[Violation]
+    SetCheck = Iterable[tuple[int, Violation]]
 
 RuleModule = ModuleType
 

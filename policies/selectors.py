@@ -37,7 +37,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from .records import NamedTuple
 
 from .model import FieldPath
 

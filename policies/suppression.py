@@ -7,7 +7,9 @@ empty list means every rule. The linter reads the same lists from its
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Mapping
 
 ANNOTATION = "fieldwarden.io/ignore"
 _ALL = ("all", "*")

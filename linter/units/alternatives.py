@@ -32,7 +32,10 @@ from __future__ import annotations
 from collections import defaultdict
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Sequence
 
 from ...policies.model import ObjectKey
 from .plan import Unit
@@ -40,8 +43,9 @@ from .plan import Unit
 MIN_SHARED = 2  # objects two files must share to be alternatives (one shared object is a duplicate)
 MAX_UNITS = 64  # past this many combinations, each alternative file is a unit alone with the rest
 
-Keys = Callable[[str], Iterable[ObjectKey | None]]
-Same = Callable[[str, str], bool]  # whether two files hold the same documents
+if TYPE_CHECKING:
+    Keys = Callable[[str], Iterable[ObjectKey | None]]
+    Same = Callable[[str, str], bool]  # whether two files hold the same documents
 
 
 def _never(_a: str, _b: str) -> bool:

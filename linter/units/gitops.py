@@ -30,7 +30,10 @@ Flux Kustomization's source is this repository when the repository's own bootstr
 from __future__ import annotations
 
 import posixpath
-from typing import Any, Iterable, Mapping
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Iterable, Mapping
 
 from .plan import Declaration, InlineValues, Written
 

@@ -19,7 +19,10 @@ import os
 import posixpath
 import re
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Iterable, Iterator, Sequence
 
 from .reading import small_text
 

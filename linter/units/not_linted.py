@@ -13,7 +13,11 @@ Plain data, like rendered.py: it survives the render cache (render_cache.py keep
 
 from __future__ import annotations
 
-from typing import NamedTuple
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from ...policies.records import NamedTuple
 
 EXTRA = "pip install 'fieldwarden[render]'"
 

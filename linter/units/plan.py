@@ -23,7 +23,12 @@ Everything here is pure: plain data in, plain data out.
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
-from typing import Iterable, Mapping, NamedTuple, Sequence
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Iterable, Mapping, NamedTuple, Sequence
+else:
+    from ...policies.records import NamedTuple
 
 # Values written inline in a GitOps object (a HelmRelease's `spec.values`, an Application's
 # `helm.valuesObject` or `helm.values`): (project-relative file, document index, key path in

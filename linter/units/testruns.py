@@ -34,7 +34,12 @@ import posixpath
 import re
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
+else:
+    from ...policies.records import NamedTuple
 
 from .reading import small_bytes
 

@@ -34,7 +34,12 @@ import operator
 import re
 from collections import defaultdict
 from collections.abc import Mapping  # (not typing's: its isinstance is several times slower)
-from typing import Any, Iterable, Iterator, NamedTuple, Sequence
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Iterable, Iterator, NamedTuple, Sequence
+else:
+    from ..records import NamedTuple
 
 from ..kube import get_path, group_kind, is_workload, object_namespace, pod_template_labels, selector_path
 from ..model import INFO, FieldPath

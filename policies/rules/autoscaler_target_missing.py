@@ -60,7 +60,11 @@ spec:
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, Sequence
+from collections.abc import Mapping  # (isinstance at run time)
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Iterator, Sequence
 
 from ..autoscalers import (
     HPA,

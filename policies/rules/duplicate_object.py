@@ -39,7 +39,10 @@ Keep one definition; use an overlay tool (kustomize patches, Helm values) for va
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterator, Mapping, Sequence
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Iterator, Mapping, Sequence
 
 from ..model import ERROR, ObjectKey, Violation
 from ..rule import SET, SetObject

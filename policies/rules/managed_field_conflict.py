@@ -74,7 +74,10 @@ spec: {}
 from __future__ import annotations
 
 from collections.abc import Mapping  # (not typing's: its isinstance is several times slower)
-from typing import TYPE_CHECKING, Any, Iterator
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Iterator
 
 from ..model import WARNING, Violation
 from ..rule import OBJECT

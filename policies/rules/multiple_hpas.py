@@ -51,7 +51,10 @@ spec:
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterator, Mapping, Sequence
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Iterator, Mapping, Sequence
 
 from ..autoscalers import SCALE_TARGET_FIELDS, SCALE_TARGET_PATH, scale_target
 from ..model import ERROR, ObjectKey, Violation

@@ -66,7 +66,9 @@ spec:
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, Sequence
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Iterator, Mapping, Sequence
 
 from ..autoscalers import OFF, VPA_FIELDS, vpa_controlled, vpa_target, vpa_update_mode
 from ..kube import get_path, pod_template_path

@@ -54,7 +54,9 @@ spec:
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Iterator, Mapping
 
 from ..intorstr import IntOrPercent, value_or
 from ..kube import get_path, group_kind

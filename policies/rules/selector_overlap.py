@@ -64,7 +64,10 @@ spec:
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterator, Mapping, Sequence
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Iterator, Mapping, Sequence
 
 from ..kube import group_kind, is_workload, pod_template_labels, selector_path
 from ..model import ERROR, FieldPath, Violation

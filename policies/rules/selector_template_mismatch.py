@@ -51,7 +51,9 @@ spec:
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Iterator, Mapping
 
 from ..kube import get_path, group_kind, is_workload, pod_template_labels, selector_path
 from ..model import ERROR, Violation
