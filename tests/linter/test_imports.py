@@ -184,3 +184,54 @@ def test_one_clean_file_lint_imports_none_of_the_deferred_modules(tmp_path: Path
 
     not_run = {rule.__name__ for rule in RULES.values() if rule.SCOPE not in ("object", "set")}
     assert len(not_run) == 19 and not modules & not_run
+
+
+# What a one-file lint does without, as installed (regular install, nothing imported by `site`):
+# each is a few ms of a ~45 ms pre-commit run (issue 23 row a); policies/records.py builds the
+# NamedTuple classes without typing.
+NOT_ON_THE_ONE_FILE_PATH = ("typing", "tempfile", "shutil", "threading", "zipfile", "importlib.resources",
+                            "dataclasses", "argparse", "hashlib", "subprocess", "json")
+
+
+def _installed_layout(target: Path) -> Path:
+    """fieldwarden laid out as a wheel installs it (pyproject's package-dir), in target."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+
+    root = Path(__file__).resolve().parents[2]
+    layout = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    for package, source in layout.items():
+        folder = target.joinpath(*package.split("."))
+        folder.mkdir(parents=True, exist_ok=True)
+        for module in (root / source).iterdir():
+            if module.suffix in (".py", ".json"):
+                (folder / module.name).write_bytes(module.read_bytes())
+    return target
+
+
+def test_one_file_lint_as_installed_imports_no_typing(tmp_path: Path) -> None:
+    import yaml
+
+    repo = tmp_path / "repo"
+    write(repo, "deploy.yaml", DEPLOYMENT)
+    write(repo, "other.yaml", DEPLOYMENT.replace("web", "api").replace("strategy: {type: RollingUpdate}", "replicas: 2"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PYTHON"))}
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, env=env)
+    site = _installed_layout(tmp_path / "site")
+    # -S: no site, so no .pth file of the development environment imports anything first
+    env["PYTHONPATH"] = os.pathsep.join([str(site), str(Path(yaml.__file__).parent.parent)])
+    listing = tmp_path / "modules.txt"
+    code = ("import sys\nfrom fieldwarden.cli import main\nsys.argv = ['fieldwarden', 'lint', 'deploy.yaml']\n"
+            f"code = main()\nopen({str(listing)!r}, 'w').write('\\n'.join([sys.modules['fieldwarden'].__file__, *sys.modules]))\n"
+            "sys.exit(code)")
+    done = subprocess.run([sys.executable, "-S", "-c", code], cwd=repo, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and done.stdout == "All checks passed!\n", done.stdout + done.stderr
+    package, *names = listing.read_text().split("\n")
+    assert Path(package).is_relative_to(site)  # the laid-out copy, not the development checkout
+    modules = set(names)
+    assert {"yaml", "fieldwarden.linter.engine", "fieldwarden.policies.records"} <= modules
+    loaded = {m for m in modules if m in NOT_ON_THE_ONE_FILE_PATH or m.startswith(tuple(f"{n}." for n in NOT_ON_THE_ONE_FILE_PATH))}
+    assert not loaded, "import them where they are needed (or only under TYPE_CHECKING), not at the top"
