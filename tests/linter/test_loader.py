@@ -320,6 +320,39 @@ def test_duplicate_key_does_not_stop_the_other_rules(tmp_path: Path) -> None:
     assert run(tmp_path, "dup.yaml").hits() == [("dup.yaml", 5, 3, "FW306"), ("dup.yaml", 6, 3, "FW002")]
 
 
+# A text without `&` has no aliases and is built without the alias bookkeeping (loader._Builder.plain):
+# the same data and problems as with it. An anchor on an unrelated scalar sends a text the other way.
+WITHOUT_ANCHORS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, labels: {app: web}, name: web2}
+spec:
+  replicas: 0x10
+  paused: yes
+  revisionHistoryLimit: ~
+  <<: {minReadySeconds: 5, replicas: 1}
+  template:
+    spec:
+      containers:
+      - [1, 2.5, true, null, text, "7"]
+      - {? [a]: b}
+      - name: c
+        name: d
+"""
+
+
+def test_texts_without_anchors_load_as_with_them() -> None:
+    plain = load(WITHOUT_ANCHORS)
+    anchored = load(WITHOUT_ANCHORS.replace("paused: yes", "paused: &x yes"))
+    assert plain.documents[0].data == anchored.documents[0].data
+    assert plain.documents[0].data["spec"]["replicas"] == 16  # own key wins over the merged one
+    assert plain.documents[0].data["spec"]["minReadySeconds"] == 5
+    assert plain.documents[0].data["spec"]["template"]["spec"]["containers"][0] == [1, 2.5, True, None, "text", "7"]
+    assert plain.problems == anchored.problems
+    assert [(p.code, p.line, p.column) for p in plain.problems] == [("FW002", 3, 43), ("FW002", 15, 9)]
+    assert plain.template_like and anchored.template_like  # the complex key
+
+
 def test_syntax_error_has_its_line_and_earlier_documents_are_still_linted(tmp_path: Path) -> None:
     text = CONFIGMAP.format(name="a") + "---\n" + "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b: c\n"
     write(tmp_path, "broken.yaml", text)
