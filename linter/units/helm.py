@@ -999,8 +999,10 @@ def _objects(manifests: dict[str, Any], layout: _Layout, templates: _Templates, 
         fallback: Place = (file, 1, 1) if file else (item.archive if item is not None and item.archive else None) or (chart_yaml, 1, 1)
         for piece in _SEPARATOR.split(text):
             seen = templates.pieces.get((helm_path, piece))
+            handed = None  # the piece's reading, handed to the linter with its first object (not read again)
             if seen is None:  # not rendered by an earlier value set of the chart
                 seen = templates.pieces[helm_path, piece] = _Piece(piece, load(piece))
+                handed = seen.loaded
             if seen.broken is not None:
                 problems.append(RenderProblem(*fallback, f"the template renders invalid YAML (line {seen.broken.line} "
                                               f"of a document it renders): {seen.broken.message}"))
@@ -1009,17 +1011,17 @@ def _objects(manifests: dict[str, Any], layout: _Layout, templates: _Templates, 
                 continue
             piece = seen.text  # one string for the same object in every value set
             if template is None or item is None or seen.too_complex:  # the linter reports it when it loads the text
-                objects.append(RenderedObject(piece, {}, fallback))
+                objects.append(RenderedObject(piece, {}, fallback, loaded=handed))
                 continue
             values = _ScopedValues(sources, item.scope)
             if sources.approximate:  # inline values place near their lines: which paths, only a whole mapping says
                 anchor, positions = seen.mapped(template, templates.helper, values, memo)
                 objects.append(RenderedObject(piece, positions, anchor, frozenset(
-                    p for p, at in positions.items() if at in sources.approximate)))
+                    p for p, at in positions.items() if at in sources.approximate), loaded=handed))
                 continue
             anchor, named = seen.mapped(template, templates.helper, values, memo, NAME_PATHS)
             objects.append(RenderedObject(piece, named, anchor, place=_placer(seen, template, templates, values, memo),
-                                          settled=NAME_PATHS, recipe=(helm_path, "", 0)))
+                                          settled=NAME_PATHS, recipe=(helm_path, "", 0), loaded=handed))
     return objects
 
 

@@ -63,3 +63,13 @@ def test_objects_never_placed_are_placed_from_the_charts_files_after_the_cache(t
         assert [locate(obj, NAME) for obj in loaded.objects] == [locate(obj, NAME) for obj in whole[number].objects]
         assert [obj.positions for obj in loaded.objects] == [obj.positions for obj in whole[number].objects]
         assert all(obj.recipe is None for obj in loaded.objects)
+
+
+def test_each_rendered_document_is_read_once_and_that_reading_handed_to_the_linter() -> None:
+    renders = helm.render_chart_sets(REPO, CHART, SETS)
+    first = renders[0].objects
+    assert first and all(obj.loaded is not None and obj.loaded.documents[0].data["metadata"]["name"] for obj in first)
+    texts = {obj.text for obj in first}
+    later = [obj for render in renders[1:] for obj in render.objects]
+    assert any(obj.text in texts for obj in later)  # rendered alike by another set: read with the first
+    assert all((obj.loaded is None) == (obj.text in texts) for obj in later)
