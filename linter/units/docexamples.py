@@ -31,16 +31,17 @@ MKDOCS_FILES = ("mkdocs.yml", "mkdocs.yaml")
 EXTENSIONS = ("markdown_include", "pymdownx.snippets")
 MAX_PAGES = 5000
 MAX_PAGE_BYTES = 1 << 20
-_DOCS_DIR = re.compile(r"^docs_dir:\s*['\"]?([^'\"\s#]+)", re.M)
+# (patterns, compiled on first use through re's cache: most runs read no documentation)
+_DOCS_DIR = r"^docs_dir:\s*['\"]?([^'\"\s#]+)"
 # {!path!} (markdown-include); --8<-- "path" or 'path' (snippets; a `path:lines` suffix aside)
-_INCLUDES = re.compile(r"\{!\s*([^!\s]+?)\s*!\}|--8<--\s+[\"']([^\"':]+)(?::[\d:,-]*)?[\"']")
+_INCLUDES = r"\{!\s*([^!\s]+?)\s*!\}|--8<--\s+[\"']([^\"':]+)(?::[\d:,-]*)?[\"']"
 
 
 def docs_dir(config: str) -> str | None:
     """The documentation folder an MkDocs configuration names, None when no page can embed a file."""
     if not any(extension in config for extension in EXTENSIONS):
         return None
-    match = _DOCS_DIR.search(config)
+    match = re.search(_DOCS_DIR, config, re.M)
     folder = posixpath.normpath(match.group(1)) if match else "docs"
     return None if folder.startswith(("/", "..")) or folder == "." else folder
 
@@ -49,7 +50,7 @@ def embedded(page: str, text: str) -> Iterable[str]:
     """The project-relative paths a page embeds (relative to the root, as MkDocs runs there, else to the page)."""
     if "{!" not in text and "--8<--" not in text:
         return
-    for match in _INCLUDES.finditer(text):
+    for match in re.finditer(_INCLUDES, text):
         path = (match.group(1) or match.group(2) or "").strip()
         if path and "://" not in path and not path.startswith("/"):
             yield posixpath.normpath(path)

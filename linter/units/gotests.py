@@ -30,8 +30,8 @@ MAX_TEST_BYTES = 1 << 20
 GO_TEST_SUFFIX = "_test.go"
 _CONVENTION = frozenset({"testdata", "_testdata"})  # folders of fixtures already (plan.FIXTURE_FOLDERS): not looked at
 _MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-# a Go string literal: interpreted ("...", one line) or raw (`...`)
-_LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"|`([^`]*)`')
+# a Go string literal: interpreted ("...", one line) or raw (`...`); compiled on first use (re's cache)
+_LITERAL = r'"((?:[^"\\\n]|\\.)*)"|`([^`]*)`'
 
 
 def packages(manifests: Iterable[str]) -> set[str]:
@@ -53,7 +53,7 @@ def literals(source: str) -> Iterator[str]:
     A path has a `/` or a manifest's suffix (a bare word such as `"config"` is more often a name
     than a folder); no escapes, no spaces, no URL, not absolute.
     """
-    for match in _LITERAL.finditer(source):
+    for match in re.finditer(_LITERAL, source):
         text = match.group(1) if match.group(1) is not None else match.group(2)
         if text and len(text) < 1024 and "\\" not in text and "://" not in text and not text.startswith("/") \
                 and not any(char.isspace() for char in text) \

@@ -251,7 +251,7 @@ def _operations(holder: Any, folder: str, bindings: Mapping[str, str]) -> Iterat
                 continue
             for operation, body in entry.items():
                 if operation == "script" and isinstance(_get(body, "content"), str):
-                    for file in _KUBECTL_FILE.findall(body["content"]):
+                    for file in re.findall(_KUBECTL_FILE, body["content"]):
                         if "$" not in file and "://" not in file and not file.startswith("/"):
                             yield "apply", posixpath.normpath(posixpath.join(folder, file))
                     continue
@@ -265,8 +265,9 @@ def _operations(holder: Any, folder: str, bindings: Mapping[str, str]) -> Iterat
                     yield operation, posixpath.normpath(posixpath.join(folder, file))
 
 
-# `kubectl apply -f FILE`, `kubectl create --filename=FILE` in a script (not `-f -`, not a variable)
-_KUBECTL_FILE = re.compile(r"\bkubectl\s+(?:apply|create|replace)\b[^|;&\n]*?(?:-f|--filename)[= ]\s*([\w./-]+\.(?:ya?ml|json))")
+# `kubectl apply -f FILE`, `kubectl create --filename=FILE` in a script (not `-f -`, not a variable); compiled on
+# first use (re's cache)
+_KUBECTL_FILE = r"\bkubectl\s+(?:apply|create|replace)\b[^|;&\n]*?(?:-f|--filename)[= ]\s*([\w./-]+\.(?:ya?ml|json))"
 
 
 def _bindings(entries: Any) -> dict[str, str]:
