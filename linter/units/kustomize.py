@@ -425,20 +425,21 @@ def render_kustomization(root: Path, folder: str, tool: list[str] | None = None,
             outcome = _run([*command, "--load-restrictor", "LoadRestrictionsRootOnly", "."], build, Path(scratch), timeout,
                            network)
     code, output, messages = outcome
+    stopped = code == -1  # by a limit of the run, or kustomize did not start (_run): another run may not repeat it
     prefixes = (str(build) + os.sep, os.path.realpath(build) + os.sep)
     messages = _project_paths(messages, prefixes)
     if code != 0:
         failure = _failure(messages, unit, top)
         if notes and (failure.file, failure.line, failure.column) not in {
                 (k.file, m.line, m.column) for k in unit for m in k.missing}:  # not a file of the project that is missing
-            return _remote_not_linted(inputs, problems, notes)
+            return _remote_not_linted(inputs, problems, notes)._replace(passing=stopped)
         fetched = [note for k in unit for _, note in k.remote if network and _entry(note) in failure.message]
         if fetched:  # --allow-network, and kustomize could not fetch a remote entry: no fault of the tree's
             return Render([], inputs, problems, not_linted=NotLinted(
                 f"kustomize could not fetch its remote entry `{_entry(fetched[0])}`",
-                "check this run's network access and the entry's URL and ref", *fetched[0][:3]))
+                "check this run's network access and the entry's URL and ref", *fetched[0][:3]), passing=stopped)
         problems.append(failure)
-        return Render([], inputs, [p for p in problems if all(p is not n for n in notes)])
+        return Render([], inputs, [p for p in problems if all(p is not n for n in notes)], passing=stopped)
 
     problems.extend(_warnings(messages, unit))
     objects = renderer.objects(output, problems)

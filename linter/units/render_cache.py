@@ -142,18 +142,18 @@ def save(root: Path, job: RenderJob, tool: str, watched: Sequence[str], render: 
     write_authentic(entry_path(root, job, tool), data, _PURPOSE)
 
 
-# Problems another run may not repeat (the machine's load, its limits): such renders are made again.
+# Helm's problems another run may not repeat (the machine's load, its limits): such renders are
+# made again. kustomize.py says so with Render.passing instead (as Helm's could).
 _PASSING = (
     "was used up",  # helm_budget.py: a chart's or the run's time budget
     "and was stopped",  # Helm: a value set over its time or its memory
     "cannot start the rendering process", "the rendering process failed",  # Helm's child
-    "did not finish within", "output exceeds", "cannot run ",  # kustomize.py's _run
 )
 
 
 def lasting(render: Render) -> bool:
     """Whether a render is worth keeping: it read some input, and nothing in it depends on the run."""
-    if not render.inputs:  # a renderer that raised (renders.py's last line): its key would cover nothing
+    if render.passing or not render.inputs:  # no inputs: a renderer that raised (renders.py's last line)
         return False
     words = [problem.message for problem in render.problems]
     if render.not_linted is not None:

@@ -113,6 +113,7 @@ class Render(NamedTuple):
     inputs: list[str]  # project-relative files the render read: its cache key, and the unit's members
     problems: list[RenderProblem]
     not_linted: NotLinted | None = None  # set when the unit could not be rendered for a reason the repository need not fix (FW007)
+    passing: bool = False  # stopped by a limit of this run (time, memory, output) or its renderer could not start: not cached
 
 
 def locate(obj: RenderedObject, path: FieldPath) -> tuple[Place, bool]:

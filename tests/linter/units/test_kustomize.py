@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
-from fieldwarden.linter.units import kustomize, tools
+from fieldwarden.linter.units import kustomize, render_cache, tools
 from fieldwarden.linter.units.kustomize import find_kustomizations, render_kustomization
 from fieldwarden.linter.units.rendered import Render, RenderedObject, locate
 from tests.helpers import FIXTURES, git_repo, lint, write
@@ -445,6 +445,10 @@ def test_a_missing_tool_a_timeout_and_too_much_output(tmp_path: Path, monkeypatc
     assert loud.objects == [] and "exceeds" in loud.problems[0].message
     absent = render_kustomization(tmp_path, "app", tool=[os.fspath(tmp_path / "no-such-binary")])
     assert "cannot run" in absent.problems[0].message
+    assert slow.passing and loud.passing and absent.passing  # another run may not repeat them: not cached
+    assert not any(map(render_cache.lasting, (slow, loud, absent)))
+    failing = render_kustomization(tmp_path, "app", tool=[sh, "-c", "echo 'Error: no such file' >&2; exit 1", "sh"])
+    assert not failing.passing and render_cache.lasting(failing)  # the tree's error: kept
 
 
 @needs_kustomize

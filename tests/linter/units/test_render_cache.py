@@ -87,13 +87,22 @@ def test_why_a_unit_was_not_linted_survives_the_cache(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("message", [
-    "kustomize: kustomize did not finish within 60 s",
     "value set ci/a-values.yaml not rendered: this chart's Helm time budget of 120 s (FIELDWARDEN_HELM_CHART_SECONDS) was used up",
     "rendering needed more than 512 MiB of memory and was stopped",
 ])
 def test_what_another_run_may_not_repeat_is_not_kept(message: str) -> None:
     assert not render_cache.lasting(Render([], ["app/kustomization.yaml"], [RenderProblem("app/kustomization.yaml", 1, 1, message)]))
     assert not render_cache.lasting(Render([], [], [RenderProblem("app", 1, 1, "kustomize failed: boom")]))  # read nothing
+
+
+def test_a_render_stopped_by_the_run_is_not_kept_whatever_its_words_and_the_tree_s_own_error_is() -> None:
+    """kustomize.py flags a build it stopped (Render.passing); its messages are not searched for wording."""
+    problem = [RenderProblem("app/kustomization.yaml", 1, 1, "kustomize: kustomize did not finish within 60 s")]
+    assert not render_cache.lasting(Render([], ["app/kustomization.yaml"], problem, passing=True))
+    # kustomize's own error about the tree, worded like a limit: the same next run, so kept
+    own = [RenderProblem("app/kustomization.yaml", 3, 1, "kustomize: accumulating resources: cannot run "
+                         "patch: output exceeds the target")]
+    assert render_cache.lasting(Render([], ["app/kustomization.yaml"], own))
 
 
 def _crd_like(name: str) -> RenderedObject:
