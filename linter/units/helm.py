@@ -238,10 +238,12 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
         with slot if slot is not None else contextlib.nullcontext():
             replies = _run_helm(copy, requests, clock, labels, Path(scratch))
     templates = _Templates(layout)
+    charted: list[_ChartContext] = []  # what places fields when a finding asks, read again then (bind)
     for (index, values, sources, problems), reply in zip(ready, replies):
         problems.extend(dependencies)
         problems.extend(copied)
         made = _rendered(reply, inputs[index], layout, templates, sources, values, problems)
+        bind(root, chart, sets[index], made, charted, layout if network else None)
         if unbuilt and reply.get("stage") != "limit":
             made = _not_built(made, "error" in reply, unbuilt, fetch_failed, _fetchable(layout, meta))
         results[index] = made
@@ -1020,26 +1022,34 @@ def _objects(manifests: dict[str, Any], layout: _Layout, templates: _Templates, 
                     p for p, at in positions.items() if at in sources.approximate), loaded=handed))
                 continue
             anchor, named = seen.mapped(template, templates.helper, values, memo, NAME_PATHS)
-            objects.append(RenderedObject(piece, named, anchor, place=_placer(seen, template, templates, values, memo),
-                                          settled=NAME_PATHS, recipe=(helm_path, "", 0), loaded=handed))
+            objects.append(RenderedObject(piece, named, anchor, place=_unbound, settled=NAME_PATHS,
+                                          recipe=(helm_path, "", 0), loaded=handed))  # render_chart_sets binds it
     return objects
 
 
-def _placer(piece: _Piece, template: helmmap.Template, templates: _Templates, values: _ScopedValues,
-            memo: dict[int, bool | None]) -> Callable[[], dict[FieldPath, Place]]:
-    """What places every field of a rendered document when a finding first asks (RenderedObject.positions)."""
-    return lambda: piece.mapped(template, templates.helper, values, memo)[1]
+def _unbound() -> dict[FieldPath, Place]:
+    raise LookupError("a rendered object's positions asked for before bind() gave it its placer")
 
 
-def bind(root: Path, chart: str, value_set: ValueSet, render: Render) -> None:
-    """Give the objects of a render read back from the cache (render_cache.py) what places the fields
-    of those never placed, from the chart's files and the set's values (the cache key says they are
-    unchanged): the chart is read and its values parsed once, when the first of them is asked for."""
+_ChartContext = tuple[_Layout, _Templates] | None
+
+
+def bind(root: Path, chart: str, value_set: ValueSet, render: Render, charted: list[_ChartContext] | None = None,
+         layout: _Layout | None = None) -> None:
+    """Give the objects of a render never placed (just rendered, or read back from the cache) what places
+    their fields, from the chart's files and the set's values: read and parsed again, once, when the
+    first of them is asked for (a chart's parsed templates kept for every object held ~40 MB over a
+    run of prometheus-community's charts; few objects have findings). `charted`, shared by a chart's
+    sets, keeps the chart's part once made; `layout`, the chart as rendered when it is not only its files
+    (dependencies built with --allow-network)."""
+    shared: list[_ChartContext] = [] if charted is None else charted
     made: list[tuple[_Layout, _Templates, _ValueSources] | None] = []
 
     def context() -> tuple[_Layout, _Templates, _ValueSources] | None:
         if not made:
-            made.append(_context(root, chart.strip("/") or ".", value_set))
+            if not shared:
+                shared.append(_chart_context(root, chart.strip("/") or ".", layout))
+            made.append(None if shared[0] is None else _context(root, shared[0], value_set))
         return made[0]
 
     def placer(text: str, helm_path: str) -> Callable[[], dict[FieldPath, Place]]:
@@ -1060,13 +1070,20 @@ def bind(root: Path, chart: str, value_set: ValueSet, render: Render) -> None:
             obj.defer(placer(obj.text, obj.recipe[0]))
 
 
-def _context(root: Path, chart: str, value_set: ValueSet) -> tuple[_Layout, _Templates, _ValueSources] | None:
-    """A chart's layout, templates and the value set's parsed values, as a render made them (bind)."""
+def _chart_context(root: Path, chart: str, layout: _Layout | None) -> _ChartContext:
+    """A chart's layout and templates, as a render read them (bind)."""
+    if layout is None:
+        snapshot = _snapshot(root / chart, chart, [])
+        if snapshot.fatal:
+            return None
+        layout = _Layout(chart, snapshot)
+    return layout, _Templates(layout)
+
+
+def _context(root: Path, charted: tuple[_Layout, _Templates], value_set: ValueSet) -> tuple[_Layout, _Templates, _ValueSources] | None:
+    """The chart's part with the value set's parsed values, as a render made them (bind)."""
+    layout, templates = charted
     problems: list[RenderProblem] = []
-    snapshot = _snapshot(root / chart, chart, problems)
-    if snapshot.fatal:
-        return None
-    layout = _Layout(chart, snapshot)
     values: list[tuple[str, str]] = []
     for name in value_set.files:
         text, problem = _read_values(root, name)
@@ -1074,7 +1091,7 @@ def _context(root: Path, chart: str, value_set: ValueSet) -> tuple[_Layout, _Tem
             return None
         values.append((name, text))
     sources = _ValueSources(layout, values, problems, _read_inline(root, value_set.inline, problems))
-    return None if sources.broken else (layout, _Templates(layout), sources)
+    return None if sources.broken else (layout, templates, sources)
 
 
 class _Piece:
