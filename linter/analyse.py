@@ -19,7 +19,7 @@ else:
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..policies.config import Settings
-from ..policies.kube import is_kubernetes_object, object_key
+from ..policies.kube import group_kind, is_kubernetes_object, object_key
 from ..policies.model import FieldPath, ObjectKey, format_path, lighter
 from ..policies.registry import RULES
 from ..policies.rule import OBJECT, SET
@@ -167,11 +167,16 @@ def analyse(
     object_rules = [
         (rule, settings.rule_conf(code)) for code, rule in RULES.items() if rule.SCOPE == OBJECT and settings.enabled(code)
     ] if full and not consumed else []
+    by_kind: dict[tuple[str, str], list[tuple[Any, Any]]] = {}  # the object rules for each kind met (rule.KINDS)
     for document in loaded.documents:
         for prefix, node, obj in _objects(document.node, document.data):
             key = object_key(obj, settings.default_namespace)
             label = key.label() if key else _label_without_name(obj)
-            for rule, conf in object_rules:
+            kind = group_kind(obj)
+            rules = by_kind.get(kind)
+            if rules is None:
+                rules = by_kind[kind] = [(r, c) for r, c in object_rules if kind in getattr(r, "KINDS", (kind,))]
+            for rule, conf in rules:
                 for violation in rule.check(obj, conf):
                     line, column = locate(node, violation.path)
                     findings.append(

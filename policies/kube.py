@@ -157,6 +157,9 @@ def is_workload(group: str, kind: str) -> bool:
     return (group, kind) in _WORKLOAD_PATHS
 
 
+WORKLOADS = frozenset(_WORKLOAD_PATHS)  # the (group, kind) of every workload (is_workload)
+
+
 def pod_template_path(group: str, kind: str) -> FieldPath | None:
     """Where the pod template lives in this kind (CronJob nests it in jobTemplate)."""
     paths = _WORKLOAD_PATHS.get((group, kind))

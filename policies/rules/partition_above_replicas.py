@@ -76,6 +76,10 @@ DEFAULTS: dict[str, Any] = {}
 _PARTITION = ("spec", "updateStrategy", "rollingUpdate", "partition")
 
 
+# The (group, kind) of the objects check() looks at; the linter skips the rule for any other (analyse.py).
+KINDS = frozenset({("apps", "StatefulSet")})
+
+
 def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation]:
     """Yield a violation when partition >= replicas, so that no pod is ever updated."""
     if group_kind(obj) != ("apps", "StatefulSet"):

@@ -55,7 +55,7 @@ TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policie
 if TYPE_CHECKING:
     from typing import Any, Iterator, Mapping
 
-from ..kube import get_path, group_kind, is_workload, pod_template_labels, selector_path
+from ..kube import WORKLOADS, get_path, group_kind, is_workload, pod_template_labels, selector_path
 from ..model import ERROR, Violation
 from ..rule import OBJECT
 from ..selectors import selects
@@ -74,6 +74,10 @@ SCOPE = OBJECT
 FIXABLE = False
 OPTIONS: dict[str, Any] = {}
 DEFAULTS: dict[str, Any] = {}
+
+
+# The (group, kind) of the objects check() looks at; the linter skips the rule for any other (analyse.py).
+KINDS = WORKLOADS
 
 
 def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation]:
