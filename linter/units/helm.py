@@ -465,6 +465,7 @@ class _Layout:
         self.files = dict(snapshot.files)
         self.archived: dict[str, str] = {}  # copy-relative file -> the project-relative archive it came from
         self.problems: list[RenderProblem] = []
+        self.read: dict[str, tuple[Node | None, RenderProblem | None]] = {}  # its values.yaml files, read once for every set
         self._unpack()
         self.charts: list[_Chart] = []
         self._collect("", (), None)
@@ -815,7 +816,7 @@ class _ValueSources:
             data = layout.files.get(item.prefix + "values.yaml")
             if data is None or item.home is None:
                 continue
-            node = self._compose(_join(item.home, "values.yaml"), data.decode("utf-8-sig", "replace"), problems)
+            node = self._compose(_join(item.home, "values.yaml"), data.decode("utf-8-sig", "replace"), problems, layout.read)
             if node is not None:
                 self.charts[item.scope] = (_join(item.home, "values.yaml"), node)
         self.sets: list[tuple[str, Node]] = []
@@ -829,8 +830,15 @@ class _ValueSources:
         self._known: dict[tuple[tuple[str, ...], FieldPath], list[tuple[str, int, int, Node]]] = {}  # _layers, asked before
         self._truths: dict[tuple[tuple[str, ...], FieldPath], bool | None] = {}  # truthy, asked before
 
-    def _compose(self, name: str, text: str, problems: list[RenderProblem]) -> Node | None:
-        node, _, problem = _yaml(text, name)
+    def _compose(self, name: str, text: str, problems: list[RenderProblem],
+                 read: dict[str, tuple[Node | None, RenderProblem | None]] | None = None) -> Node | None:
+        known = read.get(name) if read is not None else None
+        if known is None:
+            node, _, problem = _yaml(text, name)
+            known = node, problem
+            if read is not None:
+                read[name] = known
+        node, problem = known
         if problem is not None:
             problems.append(problem)
             self.broken = True
@@ -955,6 +963,7 @@ class _Templates:
         self.parsed: dict[str, helmmap.Template] = {}
         self.helpers: dict[str, list[tuple[int, str, helmmap.Container]]] | None = None  # by name, when asked
         self.pieces: dict[tuple[str, str], _Piece] = {}  # (Helm's template path, a document it rendered) -> it
+        self.split: dict[str, tuple[str, list[str]]] = {}  # Helm's template path -> its last output, cut into documents
 
     def template(self, item: _Chart, inner: str) -> helmmap.Template | None:
         file = self.layout.file_of(item, inner)
@@ -999,7 +1008,10 @@ def _objects(manifests: dict[str, Any], layout: _Layout, templates: _Templates, 
         template = templates.template(item, inner) if item is not None else None
         file = layout.file_of(item, inner) if item is not None else None
         fallback: Place = (file, 1, 1) if file else (item.archive if item is not None and item.archive else None) or (chart_yaml, 1, 1)
-        for piece in _SEPARATOR.split(text):
+        last = templates.split.get(helm_path)
+        if last is None or last[0] != text:  # another set's output alike (a chart's CRDs) is not cut again
+            last = templates.split[helm_path] = (text, _SEPARATOR.split(text))
+        for piece in last[1]:
             seen = templates.pieces.get((helm_path, piece))
             handed = None  # the piece's reading, handed to the linter with its first object (not read again)
             if seen is None:  # not rendered by an earlier value set of the chart

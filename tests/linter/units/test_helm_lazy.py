@@ -73,3 +73,24 @@ def test_each_rendered_document_is_read_once_and_that_reading_handed_to_the_lint
     later = [obj for render in renders[1:] for obj in render.objects]
     assert any(obj.text in texts for obj in later)  # rendered alike by another set: read with the first
     assert all((obj.loaded is None) == (obj.text in texts) for obj in later)
+
+
+def test_what_every_set_shares_is_read_once_per_chart(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chart's values.yaml is parsed once for all its sets, and a template's output that a set
+    renders as the set before did is not cut into documents again (kyverno's CRDs, 27 sets)."""
+    read: list[str] = []
+    cut: list[str] = []
+    real_yaml, real_separator = helm._yaml, helm._SEPARATOR
+
+    class Separator:
+        def split(self, text: str) -> list[str]:
+            cut.append(text)
+            return real_separator.split(text)
+
+    monkeypatch.setattr(helm, "_yaml", lambda text, file: read.append(file) or real_yaml(text, file))
+    monkeypatch.setattr(helm, "_SEPARATOR", Separator())
+    renders = helm.render_chart_sets(REPO, CHART, SETS)
+    assert read.count(f"{CHART}/values.yaml") == 1 and read.count(f"{CHART}/ci/ha-values.yaml") == 1
+    assert cut and len(cut) == len(set(cut))  # each output cut once: the ledger fixture renders some alike in every set
+    assert len(cut) < sum(len(render.objects) for render in renders)
+    assert _whole(renders) == _whole(helm.render_chart_sets(REPO, CHART, SETS))
