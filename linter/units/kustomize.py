@@ -1485,7 +1485,12 @@ def _cut_piece(lines: list[str]) -> tuple[str, tuple[str, str]] | None:
         return None
     if len(cut) == len(entries):
         cut = [(start - 1, end)]
-    kept = [line for number, line in enumerate(lines) if not any(a <= number < b for a, b in cut)]
+    kept: list[str] = []
+    at = 0
+    for first, after in cut:  # in line order, apart
+        kept.extend(lines[at:first])
+        at = after
+    kept.extend(lines[at:])
     return "".join(kept), (texts[0], texts[1])
 
 
