@@ -45,17 +45,39 @@ def entry_path(root: Path, job: RenderJob, tool: str) -> Path:
     return root / CACHE_DIR / f"render-{name}.cache"
 
 
-def file_digest(root: Path, path: str) -> bytes | None:
+def file_digest(root: Path, path: str, folders: dict[str, str] | None = None) -> bytes | None:
     """The key of a project file, or None when it cannot be read (absent): its content and where
     it resolves to (relative to the project's real folder), so that a link re-pointed out of the
-    project (or out of a chart) at the same text is a miss and the renderer refuses it again."""
+    project (or out of a chart) at the same text is a miss and the renderer refuses it again.
+
+    `folders` keeps the real paths of folders for the digests of one moment (one render's inputs
+    before or after it ran): each folder is resolved once, not once per file in it.
+    """
     try:
         with open(root / path, "rb") as handle:
             content = handle.read()
-        real = os.path.relpath(os.path.realpath(root / path), os.path.realpath(root))
+        real = os.path.relpath(_real_path(root, path, {} if folders is None else folders), _real_folder(root, "", folders))
     except (OSError, ValueError):
         return None
     return digest(real.encode("utf-8", "surrogateescape") + b"\0" + content)
+
+
+def _real_folder(root: Path, folder: str, folders: dict[str, str] | None) -> str:
+    known = folders.get(folder) if folders is not None else None
+    if known is None:
+        known = os.path.realpath(root / folder if folder else root)
+        if folders is not None:
+            folders[folder] = known
+    return known
+
+
+def _real_path(root: Path, path: str, folders: dict[str, str]) -> str:
+    """os.path.realpath(root / path), its folder resolved once per `folders` (the file itself may be a link)."""
+    folder, _, name = path.replace(os.sep, "/").rpartition("/")
+    if not name or name in (".", ".."):
+        return os.path.realpath(root / path)
+    joined = os.path.join(_real_folder(root, folder, folders), name)
+    return os.path.realpath(joined) if os.path.islink(joined) else joined
 
 
 def listing(root: Path, folder: str) -> list[str]:
@@ -82,6 +104,7 @@ def load(root: Path, job: RenderJob, tool: str, watched: Sequence[str],
     holds the digests this run took already (renders.py passes one per run: units share bases).
     """
     digests = {} if known is None else known
+    folders: dict[str, str] = {}
     try:
         raw = marshal.loads(read_authentic(entry_path(root, job, tool), _PURPOSE))
         if type(raw) is not dict or raw.get("signature") != _signature(job, tool):
@@ -94,7 +117,7 @@ def load(root: Path, job: RenderJob, tool: str, watched: Sequence[str],
         for entry in inputs:
             if type(entry) is not list or len(entry) != 2 or type(entry[0]) is not str:
                 return None
-            key = digests[entry[0]] if entry[0] in digests else digests.setdefault(entry[0], file_digest(root, entry[0]))
+            key = digests[entry[0]] if entry[0] in digests else digests.setdefault(entry[0], file_digest(root, entry[0], folders))
             if key != entry[1]:
                 return None
         return _decode(raw.get("render"), root)
@@ -120,9 +143,10 @@ def save(root: Path, job: RenderJob, tool: str, watched: Sequence[str], render: 
     text and places), each encoded once.
     """
     after = {} if after is None else after
+    folders: dict[str, str] = {}
     for path in render.inputs:
         if path not in after:
-            after[path] = file_digest(root, path)
+            after[path] = file_digest(root, path, folders)
     inputs = [[path, after[path]] for path in sorted(set(render.inputs))]
     if any(path in before and before[path] != key for path, key in inputs):
         return

@@ -135,7 +135,8 @@ def render(
 
         jobs = [job for job, _, _ in batch]
         digests: dict[str, bytes | None] = {}  # a chart's value sets read the same files: each hashed once before
-        before = [{path: digests[path] if path in digests else digests.setdefault(path, render_cache.file_digest(root, path))
+        folders: dict[str, str] = {}  # their folders' real paths, at that moment
+        before = [{path: digests[path] if path in digests else digests.setdefault(path, render_cache.file_digest(root, path, folders))
                    for path in _known_inputs(job, layout, watched)} for job, _, watched in batch]
         rendered = _render_batch(root, jobs, layout, default_namespace, slots, started)
         after: dict[str, bytes | None] = {}  # and once after

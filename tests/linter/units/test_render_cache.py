@@ -160,3 +160,28 @@ def test_a_large_object_every_set_renders_is_written_once_and_a_tampered_copy_is
     apart[0].write_bytes(body.replace(b"CustomResourceDefinition", b"CustomResourceDefinitioN"))
     render_cache._READ.clear()
     assert render_cache.load(tmp_path, jobs[0], "tool", []) is None
+
+
+def test_a_file_s_key_names_where_it_resolves_with_its_folders_resolved_once(tmp_path: Path) -> None:
+    """The keys of one moment share their folders' real paths (file_digest's `folders`), and stay
+    what resolving each file whole gives: through a linked folder, a linked file, a link out."""
+    root, outside = tmp_path / "repo", tmp_path / "outside"
+    (root / "base").mkdir(parents=True)
+    outside.mkdir()
+    (root / "base/deployment.yaml").write_text("kind: Deployment\n", encoding="utf-8")
+    (outside / "deployment.yaml").write_text("kind: Deployment\n", encoding="utf-8")
+    (root / "shared").symlink_to(root / "base", target_is_directory=True)
+    (root / "base/linked.yaml").symlink_to(root / "base/deployment.yaml")
+    (root / "base/out.yaml").symlink_to(outside / "deployment.yaml")
+    paths = ["base/deployment.yaml", "shared/deployment.yaml", "base/linked.yaml", "shared/linked.yaml", "base/out.yaml",
+             "base/absent.yaml"]
+    folders: dict[str, str] = {}
+    keys = [render_cache.file_digest(root, path, folders) for path in paths]
+    assert keys == [render_cache.file_digest(root, path) for path in paths]
+    assert keys[0] == keys[1] == keys[2] == keys[3] != keys[4] and keys[5] is None
+    assert set(folders) == {"", "base", "shared"}
+    (root / "shared").unlink()  # re-pointed at a copy: another moment's keys differ
+    (root / "copy").mkdir()
+    (root / "copy/deployment.yaml").write_text("kind: Deployment\n", encoding="utf-8")
+    (root / "shared").symlink_to(root / "copy", target_is_directory=True)
+    assert render_cache.file_digest(root, "shared/deployment.yaml", {}) != keys[1]
