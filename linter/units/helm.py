@@ -235,18 +235,19 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
         requests = [{"values": [text for _, text in values], "release": sets[index].release,
                      "namespace": sets[index].namespace or "default"} for index, values, _, _ in ready]
         labels = [_label(sets[index]) for index, _, _, _ in ready]
+        templates = _Templates(layout)
+        charted: list[_ChartContext] = []  # what places fields when a finding asks, read again then (bind)
         with slot if slot is not None else contextlib.nullcontext():
-            replies = _run_helm(copy, requests, clock, labels, Path(scratch))
-    templates = _Templates(layout)
-    charted: list[_ChartContext] = []  # what places fields when a finding asks, read again then (bind)
-    for (index, values, sources, problems), reply in zip(ready, replies):
-        problems.extend(dependencies)
-        problems.extend(copied)
-        made = _rendered(reply, inputs[index], layout, templates, sources, values, problems)
-        bind(root, chart, sets[index], made, charted, layout if network else None)
-        if unbuilt and reply.get("stage") != "limit":
-            made = _not_built(made, "error" in reply, unbuilt, fetch_failed, _fetchable(layout, meta))
-        results[index] = made
+            # each set's reply read as it comes, while the child renders the next set
+            for position, reply in enumerate(_run_helm(copy, requests, clock, labels, Path(scratch))):
+                index, values, sources, problems = ready[position]
+                problems.extend(dependencies)
+                problems.extend(copied)
+                made = _rendered(reply, inputs[index], layout, templates, sources, values, problems)
+                bind(root, chart, sets[index], made, charted, layout if network else None)
+                if unbuilt and reply.get("stage") != "limit":
+                    made = _not_built(made, "error" in reply, unbuilt, fetch_failed, _fetchable(layout, meta))
+                results[index] = made
     return [render for render in results if render is not None]
 
 
@@ -651,7 +652,7 @@ def _dependencies(meta: Any, requirements: Any) -> list[dict[str, Any]]:
 # -- the child process ------------------------------------------------------------------------
 
 def _run_helm(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Clock, labels: list[str],
-              scratch: Path) -> list[dict[str, Any]]:
+              scratch: Path) -> Iterator[dict[str, Any]]:
     """Render the copy once per request in child processes: per request, {"manifests": {template path:
     text}} or {"error", "stage"}.
 
@@ -659,20 +660,22 @@ def _run_helm(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Clo
     ever, or allocating until the Go runtime aborts the process, must not take the linter down.
     One child renders the sets in turn; when one fails it, the next child starts after that set.
     Once the chart's or the run's time budget is used up, the sets left are not rendered (each says so).
+    Each reply is given as it comes (the caller maps it while the child renders the next set).
     """
-    replies: list[dict[str, Any]] = []
-    while len(replies) < len(requests):
+    answered = 0
+    while answered < len(requests):
         spent = clock.used_up()
         if spent is not None:
-            replies.extend({"error": f"value set {label} not rendered: {clock.describe(spent)} was used up",
-                            "stage": "limit"} for label in labels[len(replies):])
-            break
-        replies.extend(_run_child(copy, requests[len(replies):], clock, labels[len(replies):], scratch))
-    return replies
+            for label in labels[answered:]:
+                yield {"error": f"value set {label} not rendered: {clock.describe(spent)} was used up", "stage": "limit"}
+            return
+        for reply in _run_child(copy, requests[answered:], clock, labels[answered:], scratch):
+            answered += 1
+            yield reply
 
 
 def _run_child(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Clock, labels: list[str],
-               scratch: Path) -> list[dict[str, Any]]:
+               scratch: Path) -> Iterator[dict[str, Any]]:
     """The replies of one child: one per request up to the first it could not answer (that one an error).
 
     The child comes from helm_pool.py (one that rendered an earlier chart whole, else a new one) and
@@ -686,16 +689,18 @@ def _run_child(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Cl
     try:
         child = helm_pool.take(MEMORY)
     except OSError as exc:
-        return [{"error": f"cannot start the rendering process: {exc.strerror or exc}", "stage": "limit"}]
+        yield {"error": f"cannot start the rendering process: {exc.strerror or exc}", "stage": "limit"}
+        return
     errors_from = child.error_size()
-    replies: list[dict[str, Any]] = []
+    answered = 0
+    stage: Any = None  # the last reply's
     whole = False
     try:
         try:
             child.send(request.encode())
         except OSError:  # it ended before reading: its error output says why
             pass
-        while len(replies) < len(requests):
+        while answered < len(requests):
             wait, limit = clock.next_wait()
             started = time.monotonic()
             try:
@@ -704,9 +709,12 @@ def _run_child(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Cl
                 if limit == "set":
                     stopped = f"rendering took longer than {wait:g} s and was stopped"
                 else:
-                    stopped = (f"value set {labels[len(replies)]} stopped after {time.monotonic() - started:.1f} s "
+                    stopped = (f"value set {labels[answered]} stopped after {time.monotonic() - started:.1f} s "
                                f"and not rendered: {clock.describe(limit)} was used up")
-                replies.append({"error": stopped, "stage": "limit"})
+                answered, stage = answered + 1, "limit"
+                if child.process.poll() is None:  # stopped now, not once the caller has read the reply
+                    child.process.kill()
+                yield {"error": stopped, "stage": "limit"}
                 break
             try:
                 reply = json.loads(line) if line else None
@@ -716,16 +724,16 @@ def _run_child(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Cl
                 if child.process.poll() is None:
                     child.process.kill()
                 child.process.wait()
-                replies.append(_died(child.error_output(errors_from), child.process.returncode))
-                return replies
-            replies.append(_shared(_filled(reply, last), texts))
-        whole = len(replies) == len(requests) and replies[-1].get("stage") != "limit"
+                yield _died(child.error_output(errors_from), child.process.returncode)
+                return
+            answered, stage = answered + 1, reply.get("stage")
+            yield _shared(_filled(reply, last), texts)
+        whole = answered == len(requests) and stage != "limit"
     finally:
         if whole:
             helm_pool.give_back(child)
         else:
             child.end(kill=True)
-    return replies
 
 
 def _filled(reply: dict[str, Any], last: dict[str, Any]) -> dict[str, Any]:
@@ -743,7 +751,7 @@ def _filled(reply: dict[str, Any], last: dict[str, Any]) -> dict[str, Any]:
 
 def _shared(reply: dict[str, Any], texts: dict[str, str]) -> dict[str, Any]:
     """The reply with each template's output that an earlier set rendered alike replaced by that one
-    string: the replies of all the sets are held until mapped, and most are alike (a chart's CRDs)."""
+    string: most are alike (a chart's CRDs), and the mapping keys what it reads once by the text."""
     manifests = reply.get("manifests")
     if isinstance(manifests, dict):
         for name, text in manifests.items():
