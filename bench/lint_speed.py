@@ -9,6 +9,9 @@ a. one small file linted as pre-commit does (`fieldwarden lint FILE` in a small 
    `fieldwarden --version` against the same baseline; target ratio <= 1.1 (a run that
    needs nothing must import nothing), and both ratios in CPU time. Then, shown without a goal,
    the same lint and baseline on a bare interpreter (`python -S`), whose baseline imports nothing else.
+   With valgrind installed, the instructions of one lint and one baseline run too (callgrind, the
+   lint's own process): the same count on a quiet or a busy machine, but without the git child and
+   the kernel's work of starting processes, so its ratio reads lower than the wall ratio.
 b. the whole corpus, `fieldwarden lint --no-context CORPUS` end to end in a subprocess:
    CPU time of its process tree (its worker processes included) vs merely reading +
    `yaml.compose_all(CSafeLoader)` the same files in this process, paired runs; target: the
@@ -169,6 +172,11 @@ def bench_startup(corpus: Path, work: Path, runs: int, fw: list[str]) -> tuple[l
         Row("   the same in CPU time: lint (git included), --version", f"import yaml {ms(cb)}",
             f"lint {ms(cm)}, --version {ms(cv)}", f"{cm / cb:.2f}, {cv / cb:.2f}", "(shown)", None),
     ]
+    counted = instructions(baseline, repo, env), instructions(lint, repo, env)
+    if None not in counted:
+        ib, il = counted
+        rows.append(Row("   the same in instructions (valgrind; the lint's git child not counted)",
+                        f"import yaml {ib / 1e6:.0f} M", f"lint {il / 1e6:.0f} M", f"{il / ib:.2f}", "(shown)", None))
     bare, bare_env = bare_interpreter(work)
     bare_base, bare_lint = interleaved(
         runs, lambda: timed([*bare, "-c", "import yaml"], env=bare_env),
@@ -178,6 +186,18 @@ def bench_startup(corpus: Path, work: Path, runs: int, fw: list[str]) -> tuple[l
     rows.append(Row("   the same lint, bare interpreter (see bare_interpreter)", f"import yaml {ms(bb)}",
                     f"lint {ms(bm)}", f"{bm / bb:.2f}", "(shown)", None))
     return rows, m
+
+
+def instructions(command: Sequence[str], cwd: Path, env: dict[str, str]) -> int | None:
+    """Instructions one run of the command executes (valgrind's callgrind, the process itself), or None
+    without valgrind. Unlike wall and CPU time, the count does not change with the machine's load."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return None
+    done = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *command], cwd=cwd,
+                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    found = [line.rsplit(":", 1)[1].strip() for line in done.stderr.splitlines() if "Collected :" in line]
+    return int(found[-1]) if found and found[-1].isdigit() else None
 
 
 def timed_cpu(command: Sequence[str], cwd: Path, env: dict[str, str], expect: Sequence[int]) -> tuple[float, float]:
