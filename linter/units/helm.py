@@ -53,6 +53,8 @@ RELEASE = "release-name"  # `helm template`'s release name when none is given
 TIMEOUT = helm_budget.SET  # seconds a value set may take by default, child process start included (helm_budget.py)
 MEMORY = 1 << 30  # bytes of data the rendering process may hold
 MAX_OUTPUT = 32 << 20  # characters of rendered manifests
+HANDED = 256 << 10  # characters of a rendered document whose reading is handed to the linter (a larger one is read again
+# when analysed: held meanwhile, it would sit beside the chart's Helm child, kyverno's 1.4 MB CRDs)
 MAX_FILE = 5 << 20  # Helm's own limit on one chart file
 MAX_CHART = 64 << 20  # bytes of one chart, subcharts and unpacked archives included
 MAX_FILES = 10_000
@@ -1030,7 +1032,7 @@ def _objects(manifests: dict[str, Any], layout: _Layout, templates: _Templates, 
             handed = None  # the piece's reading, handed to the linter with its first object (not read again)
             if seen is None:  # not rendered by an earlier value set of the chart
                 seen = templates.pieces[helm_path, piece] = _Piece(piece, load(piece))
-                handed = seen.loaded
+                handed = seen.loaded if len(piece) < HANDED else None
             if seen.broken is not None:
                 problems.append(RenderProblem(*fallback, f"the template renders invalid YAML (line {seen.broken.line} "
                                               f"of a document it renders): {seen.broken.message}"))

@@ -109,3 +109,12 @@ def test_sets_are_mapped_as_their_replies_come_and_the_child_is_done_before_the_
     renders = helm.render_chart_sets(REPO, CHART, SETS)
     assert events == ["mapped", "mapped", "done", "mapped"]
     assert _whole(renders) == _whole(helm.render_chart_sets(REPO, CHART, SETS))
+
+
+def test_a_large_documents_reading_is_not_held_for_the_linter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kyverno's 1.4 MB CRDs (kyverno/kyverno 111e07bbec charts/crds): their readings, held until the
+    chart's sets were all rendered, sat beside its 200 MB Helm child; the linter reads them again."""
+    monkeypatch.setattr(helm, "HANDED", 400)
+    objects = helm.render_chart_sets(REPO, CHART, SETS[:1])[0].objects
+    assert any(len(obj.text) < 400 for obj in objects) and any(len(obj.text) >= 400 for obj in objects)
+    assert all((obj.loaded is not None) == (len(obj.text) < 400) for obj in objects)
