@@ -173,13 +173,12 @@ class _Builder:
         The same data and the same findings, in the same order, without the alias bookkeeping
         (a set of the node ids met, a count per node): about a third of build()'s time.
         """
-        cls = node.__class__
-        if cls is ScalarNode:
+        if node.__class__ is ScalarNode:
             return node.value if node.tag == _STR else _scalar(node)
         if depth > MAX_DEPTH:
             raise _TooComplex(f"document nests deeper than {MAX_DEPTH} levels", node)
         plain = self.plain
-        if cls is not MappingNode:
+        if node.__class__ is not MappingNode:
             return [
                 (item.value if item.tag == _STR else _scalar(item)) if item.__class__ is ScalarNode
                 else plain(item, depth + 1)
