@@ -66,3 +66,45 @@ def test_reserved_names_cannot_be_redefined() -> None:
             x: int
 
             def _replace(self) -> None: ...
+
+
+def test_every_attribute_as_collections_namedtuple_makes_it() -> None:
+    # records builds the class itself (no per-class eval of __new__'s source): the same behaviour
+    import collections
+    import inspect
+
+    class Wide(records.NamedTuple):
+        a: int
+        b: int
+        c: int = 3
+
+    reference = collections.namedtuple("Wide", ["a", "b", "c"], defaults=[3])
+    for name in ("_fields", "_field_defaults", "__match_args__", "__slots__", "__doc__"):
+        assert getattr(Wide, name) == getattr(reference, name), name
+    assert str(inspect.signature(Wide)) == str(inspect.signature(reference)) == "(a, b, c=3)"
+    assert Wide.__new__.__doc__ == reference.__new__.__doc__ == "Create new instance of Wide(a, b, c)"
+    assert Wide.b.__doc__ == reference.b.__doc__ == "Alias for field number 1"
+    assert Wide(1, c=5, b=2) == reference(1, c=5, b=2) == (1, 2, 5)
+    assert repr(Wide._make([1, 2, 3])) == repr(reference._make([1, 2, 3])) == "Wide(a=1, b=2, c=3)"
+    assert Wide(1, 2).b == 2 and Wide(1, 2)._asdict() == {"a": 1, "b": 2, "c": 3}
+    for build in (Wide, reference):
+        with pytest.raises(TypeError, match="missing 1 required positional argument: 'b'"):
+            build(1)
+        with pytest.raises(TypeError, match="unexpected keyword argument 'd'"):
+            build(1, 2, d=4)
+        with pytest.raises(TypeError, match="Expected 3 arguments, got 2"):
+            build._make([1, 2])
+        with pytest.raises(ValueError, match="Got unexpected field names: \\['d'\\]"):
+            build(1, 2)._replace(d=4)
+        with pytest.raises(AttributeError):
+            setattr(build(1, 2), "x", 1)  # no __dict__: __slots__ = ()
+
+
+def test_more_fields_than_precompiled_and_underscored_names() -> None:
+    fields = [f"f{index}" for index in range(20)]
+    namespace = {"__module__": __name__, "__annotations__": dict.fromkeys(fields, "int")}
+    many = type(records.NamedTuple)("Many", (records.NamedTuple,), namespace)
+    assert many(*range(20)).f19 == 19 and many._fields == tuple(fields)
+    with pytest.raises(ValueError, match="Field names cannot start with an underscore: '_x'"):
+        class _Bad(records.NamedTuple):
+            _x: int
