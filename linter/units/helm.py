@@ -241,7 +241,7 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
         charted: list[_ChartContext] = []  # what places fields when a finding asks, read again then (bind)
         with slot if slot is not None else contextlib.nullcontext():
             # each set's reply read as it comes, while the child renders the next set
-            for position, reply in enumerate(_run_helm(copy, requests, clock, labels, Path(scratch))):
+            for position, reply in enumerate(_run_helm(copy, requests, clock, labels, Path(scratch), templates.read_ahead)):
                 index, values, sources, problems = ready[position]
                 problems.extend(dependencies)
                 problems.extend(copied)
@@ -654,7 +654,7 @@ def _dependencies(meta: Any, requirements: Any) -> list[dict[str, Any]]:
 # -- the child process ------------------------------------------------------------------------
 
 def _run_helm(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Clock, labels: list[str],
-              scratch: Path) -> Iterator[dict[str, Any]]:
+              scratch: Path, idle: Callable[[Callable[[], bool]], None] | None = None) -> Iterator[dict[str, Any]]:
     """Render the copy once per request in child processes: per request, {"manifests": {template path:
     text}} or {"error", "stage"}.
 
@@ -662,7 +662,8 @@ def _run_helm(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Clo
     ever, or allocating until the Go runtime aborts the process, must not take the linter down.
     One child renders the sets in turn; when one fails it, the next child starts after that set.
     Once the chart's or the run's time budget is used up, the sets left are not rendered (each says so).
-    Each reply is given as it comes (the caller maps it while the child renders the next set).
+    Each reply is given as it comes (the caller maps it while the child renders the next set);
+    `idle` is called while a child renders its first set, with what says when its reply is there.
     """
     answered = 0
     while answered < len(requests):
@@ -671,13 +672,13 @@ def _run_helm(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Clo
             for label in labels[answered:]:
                 yield {"error": f"value set {label} not rendered: {clock.describe(spent)} was used up", "stage": "limit"}
             return
-        for reply in _run_child(copy, requests[answered:], clock, labels[answered:], scratch):
+        for reply in _run_child(copy, requests[answered:], clock, labels[answered:], scratch, idle):
             answered += 1
             yield reply
 
 
 def _run_child(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Clock, labels: list[str],
-               scratch: Path) -> Iterator[dict[str, Any]]:
+               scratch: Path, idle: Callable[[Callable[[], bool]], None] | None = None) -> Iterator[dict[str, Any]]:
     """The replies of one child: one per request up to the first it could not answer (that one an error).
 
     The child comes from helm_pool.py (one that rendered an earlier chart whole, else a new one) and
@@ -703,6 +704,8 @@ def _run_child(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Cl
             child.send(request.encode())
         except OSError:  # it ended before reading: its error output says why
             pass
+        if idle is not None:
+            idle(lambda: not child.lines.empty() or child.process.poll() is not None)
         while answered < len(requests):
             wait, limit = clock.next_wait()
             started = time.monotonic()
@@ -980,6 +983,18 @@ class _Templates:
         self.helpers: dict[str, list[tuple[int, str, helmmap.Container]]] | None = None  # by name, when asked
         self.pieces: dict[tuple[str, str], _Piece] = {}  # (Helm's template path, a document it rendered) -> it
         self.split: dict[str, tuple[str, list[str]]] = {}  # Helm's template path -> its last output, cut into documents
+
+    def read_ahead(self, answered: Callable[[], bool]) -> None:
+        """Parse the charts' templates until `answered` (the Helm child renders meanwhile: a chart's first
+        set is a wait the parse fills, kyverno's two 1.4 MB CRD templates ~1 s of it)."""
+        for item in self.layout.charts:
+            folder = item.prefix + "templates/"
+            for key in self.layout.files:
+                if answered():
+                    return
+                name = key[len(folder):]
+                if key.startswith(folder) and not name.rpartition("/")[2].startswith("_") and name != "NOTES.txt":
+                    self.template(item, key[len(item.prefix):])
 
     def template(self, item: _Chart, inner: str) -> helmmap.Template | None:
         file = self.layout.file_of(item, inner)

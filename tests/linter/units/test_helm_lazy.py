@@ -118,3 +118,19 @@ def test_a_large_documents_reading_is_not_held_for_the_linter(monkeypatch: pytes
     objects = helm.render_chart_sets(REPO, CHART, SETS[:1])[0].objects
     assert any(len(obj.text) < 400 for obj in objects) and any(len(obj.text) >= 400 for obj in objects)
     assert all((obj.loaded is not None) == (len(obj.text) < 400) for obj in objects)
+
+
+def test_templates_are_parsed_while_the_child_renders_the_first_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Waiting for a chart's first set (the child starts, loads Helm's engine, renders) is filled with
+    parsing its templates: kyverno's two 1.4 MB CRD templates took ~1 s of the parent after Helm's work."""
+    from fieldwarden.linter.units import helmmap
+
+    events: list[str] = []
+    real_parse, real_rendered = helmmap.parse_template, helm._rendered
+    monkeypatch.setattr(helmmap, "parse_template", lambda text, file: events.append(file) or real_parse(text, file))
+    monkeypatch.setattr(helm, "_rendered", lambda *args: events.append("mapped") or real_rendered(*args))
+    renders = helm.render_chart_sets(REPO, CHART, SETS)
+    first = events.index("mapped")
+    assert f"{CHART}/templates/deployment.yaml" in events[:first]  # the child needs far longer than these few
+    assert len(set(events[:first])) == first  # each parsed once
+    assert _whole(renders) == _whole(helm.render_chart_sets(REPO, CHART, SETS))
