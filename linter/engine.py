@@ -174,7 +174,8 @@ def _lint(
         if work.declared_by_wanted(unit):  # its GitOps object changed: all it finds is this run's
             findings.extend(found)
             continue
-        findings.extend(_caused(found, members, lambda kept: run_set_rules(unit, kept, settings_for, work.place, elsewhere)))
+        findings.extend(_caused(found, members, lambda kept, codes: run_set_rules(unit, kept, settings_for, work.place,
+                                                                                  elsewhere, codes)))
     findings = merged_duplicates(findings)
     placed = _placed_outside(findings, target_results, settings_for, {names.display(key) for key in consumed})
     findings = [_relocated(finding, placed.get(finding.file)) for finding in findings]
@@ -263,19 +264,21 @@ def _members(
 
 
 def _caused(
-    found: list[Finding], members: Sequence[Member], rerun: Callable[[list[Member]], list[Finding]]
+    found: list[Finding], members: Sequence[Member], rerun: Callable[[list[Member], set[str]], list[Finding]]
 ) -> list[Finding]:
     """The unit's set-rule findings, less those on other plain files that are there without the targets too.
 
     A finding on a plain file that was not named is kept only when the named files cause it:
     the rules run once more without the named plain files' objects, and what they find again
     was there before (an HPA added in a named file reports the replicas of the unchanged
-    Deployment it scales; an old problem between two other files is not this run's).
+    Deployment it scales; an old problem between two other files is not this run's). Only the
+    rules with such findings run again: a finding's identity holds its rule's code.
     """
     elsewhere = {m.file for m in members if m.rendered is None and not m.named}
-    if not any(f.file in elsewhere and f.document >= 0 for f in found):
+    codes = {f.code for f in found if f.file in elsewhere and f.document >= 0}
+    if not codes:
         return found
-    before = {_identity(f) for f in rerun([m for m in members if m.rendered is not None or not m.named])}
+    before = {_identity(f) for f in rerun([m for m in members if m.rendered is not None or not m.named], codes)}
     return [f for f in found if not (f.file in elsewhere and f.document >= 0 and _identity(f) in before)]
 
 

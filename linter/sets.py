@@ -11,7 +11,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Mapping, NamedTuple, Sequence
+    from typing import Any, Callable, Collection, Mapping, NamedTuple, Sequence
 else:
     from ..policies.records import NamedTuple
 
@@ -73,9 +73,9 @@ def project_index(units: Sequence[Unit], records: Callable[[str], Sequence[Objec
 
 def run_set_rules(
     unit: Unit, members: Sequence[Member], settings_for: Callable[[str], Settings], place: Placer,
-    elsewhere: Mapping[ObjectKey, tuple[str, str]] | None = None,
+    elsewhere: Mapping[ObjectKey, tuple[str, str]] | None = None, codes: Collection[str] | None = None,
 ) -> list[Finding]:
-    """Set rules over the unit's members, reporting on its target members.
+    """Set rules (those of `codes`, when given) over the unit's members, reporting on its target members.
 
     For each rule, the targets whose configuration selects it are grouped by what the rule
     would see (its options, and whether the context counts); the rule runs once per group,
@@ -92,7 +92,7 @@ def run_set_rules(
         distinct.setdefault(id(own), (own, []))[1].append(index)
     found: list[Finding] = []
     for code, rule in RULES.items():
-        if rule.SCOPE != SET:
+        if rule.SCOPE != SET or (codes is not None and code not in codes):
             continue
         groups: dict[tuple[str, bool], tuple[dict[str, Any], list[int]]] = {}
         for settings, indices in distinct.values():

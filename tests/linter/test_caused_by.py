@@ -141,3 +141,27 @@ def test_a_changed_flux_kustomization_alone_reports_what_its_target_namespace_ca
     code, found = places(["clusters/production/apps.yaml"], root, "FW305")
     assert (code, [f[:3] for f in found]) == (1, [("apps/base/storefront/configmap.yaml", 4, 3),
                                                   ("apps/production/storefront-config.yaml", 5, 3)])
+
+
+def test_only_the_rules_with_findings_on_other_files_run_again() -> None:
+    """engine._caused asks the set rules again only for the codes found on files that were not named."""
+    from fieldwarden.linter.analyse import Finding
+    from fieldwarden.linter.engine import _caused
+    from fieldwarden.linter.sets import Member
+
+    def finding(file: str, code: str) -> Finding:
+        return Finding(file, 6, 3, code, "error", "Deployment web", "spec.replicas", "message", "", 0, ("spec",))
+
+    members = [Member(None, "hpa.yaml", True), Member(None, "deploy.yaml", True, named=False),  # type: ignore[arg-type]
+               Member(None, "stale.yaml", True, named=False)]  # type: ignore[arg-type]
+    caused, old, own = finding("deploy.yaml", "FW301"), finding("stale.yaml", "FW303"), finding("hpa.yaml", "FW105")
+    asked: list[tuple[list[str], set[str]]] = []
+
+    def rerun(kept: list[Member], codes: set[str]) -> list[Finding]:
+        asked.append(([m.file for m in kept], codes))
+        return [old]  # without the named file's objects, only the stale HPA's finding is there
+
+    assert _caused([caused, old, own], members, rerun) == [caused, own]
+    assert asked == [(["deploy.yaml", "stale.yaml"], {"FW301", "FW303"})]  # not FW105, found on the named file
+    asked.clear()
+    assert _caused([own], members, rerun) == [own] and asked == []  # nothing elsewhere: no second run
