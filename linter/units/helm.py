@@ -321,7 +321,8 @@ def _rendered(reply: dict[str, Any], inputs: list[str], layout: _Layout, templat
     if "error" in reply:
         stage = "schema" if reply.get("type") == "HelmValuesError" and reply.get("stage") == "render" else str(reply.get("stage", ""))
         problems.append(_helm_problem(str(reply["error"]), stage, layout, sources, values))
-        return Render([], inputs, problems)
+        # a limit of this run (the parent's replies, "passing"), not the child's own output limit: not cached
+        return Render([], inputs, problems, passing=reply.get("passing") is True)
     manifests = reply.get("manifests")
     if not isinstance(manifests, dict):
         problems.append(RenderProblem(_join(layout.chart, "Chart.yaml"), 1, 1, "Helm's render returned nothing readable"))
@@ -670,7 +671,8 @@ def _run_helm(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Clo
         spent = clock.used_up()
         if spent is not None:
             for label in labels[answered:]:
-                yield {"error": f"value set {label} not rendered: {clock.describe(spent)} was used up", "stage": "limit"}
+                yield {"error": f"value set {label} not rendered: {clock.describe(spent)} was used up", "stage": "limit",
+                       "passing": True}
             return
         for reply in _run_child(copy, requests[answered:], clock, labels[answered:], scratch, idle):
             answered += 1
@@ -692,7 +694,7 @@ def _run_child(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Cl
     try:
         child = helm_pool.take(MEMORY)
     except OSError as exc:
-        yield {"error": f"cannot start the rendering process: {exc.strerror or exc}", "stage": "limit"}
+        yield {"error": f"cannot start the rendering process: {exc.strerror or exc}", "stage": "limit", "passing": True}
         return
     errors_from = child.error_size()
     answered = 0
@@ -720,7 +722,7 @@ def _run_child(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Cl
                 answered, stage = answered + 1, "limit"
                 if child.process.poll() is None:  # stopped now, not once the caller has read the reply
                     child.process.kill()
-                yield {"error": stopped, "stage": "limit"}
+                yield {"error": stopped, "stage": "limit", "passing": True}
                 break
             try:
                 reply = json.loads(line) if line else None
@@ -776,9 +778,10 @@ def _died(messages: str, code: int | None) -> dict[str, Any]:
     # Go says "out of memory", or, when a new thread's stack is what the data limit refuses,
     # "pthread_create failed: Resource temporarily unavailable"
     if any(sign in messages for sign in ("out of memory", "cannot allocate memory", "pthread_create failed")):
-        return {"error": f"rendering needed more than {MEMORY >> 20} MiB of memory and was stopped", "stage": "limit"}
+        return {"error": f"rendering needed more than {MEMORY >> 20} MiB of memory and was stopped", "stage": "limit",
+                "passing": True}
     last = messages.strip().splitlines()[-1:] or [f"exit code {code}"]
-    return {"error": f"the rendering process failed: {last[0][:300]}", "stage": "limit"}
+    return {"error": f"the rendering process failed: {last[0][:300]}", "stage": "limit", "passing": True}
 
 
 # -- Helm's errors, placed --------------------------------------------------------------------

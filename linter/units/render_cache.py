@@ -166,23 +166,12 @@ def save(root: Path, job: RenderJob, tool: str, watched: Sequence[str], render: 
     write_authentic(entry_path(root, job, tool), data, _PURPOSE)
 
 
-# Helm's problems another run may not repeat (the machine's load, its limits): such renders are
-# made again. kustomize.py says so with Render.passing instead (as Helm's could).
-_PASSING = (
-    "was used up",  # helm_budget.py: a chart's or the run's time budget
-    "and was stopped",  # Helm: a value set over its time or its memory
-    "cannot start the rendering process", "the rendering process failed",  # Helm's child
-)
-
-
 def lasting(render: Render) -> bool:
-    """Whether a render is worth keeping: it read some input, and nothing in it depends on the run."""
-    if render.passing or not render.inputs:  # no inputs: a renderer that raised (renders.py's last line)
-        return False
-    words = [problem.message for problem in render.problems]
-    if render.not_linted is not None:
-        words.append(render.not_linted.reason)
-    return not any(sign in message for message in words for sign in _PASSING)
+    """Whether a render is worth keeping: it read some input, and nothing in it depends on the run.
+
+    What another run may not repeat (a time budget, a memory limit, a renderer that could not start
+    or died) is flagged by the renderer that met it (Render.passing), never read from the wording."""
+    return not render.passing and bool(render.inputs)  # no inputs: a renderer that raised (renders.py's last line)
 
 
 def _signature(job: RenderJob, tool: str) -> list[Any]:

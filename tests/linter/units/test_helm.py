@@ -26,7 +26,7 @@ from typing import Any, Iterator, NamedTuple
 import pytest
 import yaml
 
-from fieldwarden.linter.units import helm
+from fieldwarden.linter.units import helm, render_cache
 from fieldwarden.linter.units.rendered import Render, RenderedObject, locate
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "helm"
@@ -582,13 +582,16 @@ def test_time_and_memory_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyP
     render = render_with(tmp_path, {"demo/templates/cm.yaml": loop}, timeout=2)
     assert time.perf_counter() - start < 10
     assert places(render) == [("demo/Chart.yaml", 1, 1)] and "longer than 2 s" in render.problems[0].message
+    assert render.passing and not render_cache.lasting(render)  # this run's limit: made again next run
     monkeypatch.setattr(helm, "MEMORY", 400 << 20)
     growing = "{{ $s := list }}{{ range until 100000000 }}{{ $s = append $s (randAlphaNum 64) }}{{ end }}"
     render = render_with(tmp_path, {"demo/templates/cm.yaml": growing})
     assert "memory" in render.problems[0].message, messages(render)
+    assert render.passing and not render_cache.lasting(render)
     monkeypatch.setattr(helm, "MAX_OUTPUT", 1 << 20)
     render = render_with(tmp_path, {"demo/templates/cm.yaml": "{{ range until 200000 }}a: 123456789\n{{ end }}"})
     assert "more than 1 MiB" in render.problems[0].message
+    assert not render.passing and render_cache.lasting(render)  # the child's own limit on the chart's output: the same each run
 
 
 
@@ -599,6 +602,25 @@ def test_a_child_stopped_by_the_memory_limit_says_memory_however_go_words_it() -
                   "runtime/cgo: pthread_create failed: Resource temporarily unavailable\nSIGABRT: abort\n"):
         assert "more than" in helm._died(dying, 2)["error"] and "memory" in helm._died(dying, 2)["error"]
     assert helm._died("panic: something else\n", 2)["error"] == "the rendering process failed: panic: something else"
+    assert helm._died("panic: something else\n", 2)["passing"] is True
+
+
+def test_a_child_that_cannot_start_is_a_passing_render_and_a_charts_own_words_are_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The render cache keeps what the next run repeats: Helm's limits and a child that cannot start are
+    flagged (Render.passing), a template's own `fail` worded like a limit is kept."""
+    worded = render_with(tmp_path, {"demo/templates/cm.yaml": '{{ fail "quota was used up and was stopped" }}'})
+    assert "quota was used up and was stopped" in worded.problems[0].message
+    assert not worded.passing and render_cache.lasting(worded)
+
+    def refused(memory: int) -> Any:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(helm.helm_pool, "take", refused)
+    render = render_with(tmp_path, {"demo/templates/cm.yaml": "kind: ConfigMap\n"})
+    assert places(render) == [("demo/Chart.yaml", 1, 1)]
+    assert render.problems[0].message.endswith("cannot start the rendering process: Resource temporarily unavailable")
+    assert render.passing and not render_cache.lasting(render)
 
 # -- YAML comments on template lines ------------------------------------------------------------
 

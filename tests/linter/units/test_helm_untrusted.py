@@ -273,6 +273,7 @@ def test_a_charts_sets_share_one_time_budget_and_what_it_cuts_is_named(
     assert looped.problems[0].message.endswith(budget)
     assert cut.problems[0].message == f"value set values.yaml + loop-b.yaml (release release-name) not rendered: {budget}"
     assert late.problems[0].message == f"value set values.yaml + fine.yaml (release late) not rendered: {budget}"
+    assert not fine.passing and all(render.passing for render in (looped, cut, late))  # not cached
 
 
 def test_the_runs_budget_counts_from_the_runs_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
