@@ -165,9 +165,10 @@ def analyse(
     objects: list[ObjectRecord] = []
     tree = _context_tree()
     object_rules = [
-        (rule, settings.rule_conf(code)) for code, rule in RULES.items() if rule.SCOPE == OBJECT and settings.enabled(code)
+        rule for code, rule in RULES.items() if rule.SCOPE == OBJECT and settings.enabled(code)
     ] if full and not consumed else []
-    by_kind: dict[tuple[str, str], list[tuple[Any, Any]]] = {}  # the object rules for each kind met (rule.KINDS)
+    by_kind: dict[tuple[str, str], list[tuple[Any, Any]]] = {}  # the object rules for each kind met (rule.KINDS),
+    # with their options: a rule's module is imported when an object of its kinds is met (registry.py)
     for document in loaded.documents:
         for prefix, node, obj in _objects(document.node, document.data):
             key = object_key(obj, settings.default_namespace)
@@ -175,7 +176,8 @@ def analyse(
             kind = group_kind(obj)
             rules = by_kind.get(kind)
             if rules is None:
-                rules = by_kind[kind] = [(r, c) for r, c in object_rules if kind in getattr(r, "KINDS", (kind,))]
+                rules = by_kind[kind] = [(r, settings.rule_conf(r.CODE)) for r in object_rules
+                                         if kind in getattr(r, "KINDS", (kind,))]
             for rule, conf in rules:
                 for violation in rule.check(obj, conf):
                     line, column = locate(node, violation.path)

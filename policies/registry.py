@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 from types import ModuleType
 
+from .kube import WORKLOADS
+
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing)
 if TYPE_CHECKING:
     from typing import Any
@@ -24,10 +26,14 @@ class Rule(ModuleType):
     NAME: str
     SEVERITY: str  # the default severity (configuration may change it)
     SCOPE: str  # policies.rule's OBJECT, SET, INPUT, ADMISSION or LIVE
+    KINDS: frozenset[tuple[str, str]]  # an object rule's (group, kind)s, when it judges only those
 
-    def __init__(self, code: str, name: str, severity: str, scope: str, module: str) -> None:
+    def __init__(self, code: str, name: str, severity: str, scope: str, module: str,
+                 kinds: frozenset[tuple[str, str]] | None = None) -> None:
         super().__init__(f"{__package__}.rules.{module}")
         self.CODE, self.NAME, self.SEVERITY, self.SCOPE = code, name, severity, scope
+        if kinds is not None:  # (else KINDS comes from the module, if it has one)
+            self.KINDS = kinds
 
     @property
     def module(self) -> ModuleType:
@@ -47,8 +53,10 @@ class Rule(ModuleType):
         return self.module.__doc__
 
 
-# One line per rule: code, name, default severity, scope, module (tests/policies/test_registry.py
+# One line per rule: code, name, default severity, scope, module, and an object rule's KINDS
+# (analyse imports the module when it meets an object of one of them) (tests/policies/test_registry.py
 # checks each against its module).
+_APPS = frozenset({("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet")})
 _LINES: tuple[Rule, ...] = (
     Rule("FW001", "yaml-syntax-error", "error", "input", "yaml_syntax_error"),
     Rule("FW002", "duplicate-key", "error", "input", "duplicate_key"),
@@ -57,16 +65,18 @@ _LINES: tuple[Rule, ...] = (
     Rule("FW005", "document-too-complex", "error", "input", "document_too_complex"),
     Rule("FW006", "render-failed", "error", "input", "render_failed"),
     Rule("FW007", "unit-not-linted", "error", "input", "unit_not_linted"),
-    Rule("FW101", "selector-missing", "error", "object", "selector_missing"),
-    Rule("FW102", "selector-template-mismatch", "error", "object", "selector_template_mismatch"),
+    Rule("FW101", "selector-missing", "error", "object", "selector_missing", WORKLOADS),
+    Rule("FW102", "selector-template-mismatch", "error", "object", "selector_template_mismatch", WORKLOADS),
     Rule("FW103", "service-selects-nothing", "warning", "set", "service_selects_nothing"),
     Rule("FW104", "pdb-selects-nothing", "warning", "set", "pdb_selects_nothing"),
     Rule("FW105", "selector-overlap", "error", "set", "selector_overlap"),
-    Rule("FW201", "strategy-type-missing", "info", "object", "strategy_type_missing"),
-    Rule("FW202", "rolling-update-without-rolling-type", "error", "object", "rolling_update_without_rolling_type"),
-    Rule("FW203", "rollout-cannot-progress", "error", "object", "rollout_cannot_progress"),
-    Rule("FW204", "strategy-value-invalid", "error", "object", "strategy_value_invalid"),
-    Rule("FW205", "partition-above-replicas", "warning", "object", "partition_above_replicas"),
+    Rule("FW201", "strategy-type-missing", "info", "object", "strategy_type_missing", _APPS),
+    Rule("FW202", "rolling-update-without-rolling-type", "error", "object", "rolling_update_without_rolling_type", _APPS),
+    Rule("FW203", "rollout-cannot-progress", "error", "object", "rollout_cannot_progress",
+         frozenset({("apps", "Deployment"), ("apps", "DaemonSet")})),
+    Rule("FW204", "strategy-value-invalid", "error", "object", "strategy_value_invalid", _APPS),
+    Rule("FW205", "partition-above-replicas", "warning", "object", "partition_above_replicas",
+         frozenset({("apps", "StatefulSet")})),
     Rule("FW301", "replicas-owned-by-hpa", "error", "set", "replicas_owned_by_hpa"),
     Rule("FW302", "multiple-hpas", "error", "set", "multiple_hpas"),
     Rule("FW303", "autoscaler-target-missing", "warning", "set", "autoscaler_target_missing"),

@@ -235,3 +235,18 @@ def test_one_file_lint_as_installed_imports_no_typing(tmp_path: Path) -> None:
     assert {"yaml", "fieldwarden.linter.engine", "fieldwarden.policies.records"} <= modules
     loaded = {m for m in modules if m in NOT_ON_THE_ONE_FILE_PATH or m.startswith(tuple(f"{n}." for n in NOT_ON_THE_ONE_FILE_PATH))}
     assert not loaded, "import them where they are needed (or only under TYPE_CHECKING), not at the top"
+
+
+def test_object_rules_of_other_kinds_are_not_imported(tmp_path: Path) -> None:
+    # a file of a Job and a ConfigMap: the strategy rules (Deployments, StatefulSets, DaemonSets) stay out
+    write(tmp_path, "job.yaml", "apiVersion: batch/v1\nkind: Job\nmetadata: {name: once}\nspec:\n  template:\n"
+          "    spec:\n      restartPolicy: Never\n      containers: [{name: c, image: busybox}]\n---\n"
+          "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: b}\n")
+    modules = imported(["-m", "fieldwarden", "lint", "job.yaml"], tmp_path)
+    rules = "fieldwarden.policies.rules."
+    assert rules + "selector_missing" in modules and rules + "live_object_export" in modules
+    assert not {rules + name for name in ("strategy_type_missing", "rolling_update_without_rolling_type",
+                                          "rollout_cannot_progress", "strategy_value_invalid",
+                                          "partition_above_replicas")} & modules
+    write(tmp_path, "deploy.yaml", DEPLOYMENT)
+    assert rules + "strategy_type_missing" in imported(["-m", "fieldwarden", "lint", "deploy.yaml"], tmp_path)

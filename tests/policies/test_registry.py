@@ -19,6 +19,10 @@ def test_each_line_matches_its_module(code: str) -> None:
     assert (rule.CODE, rule.NAME, rule.SEVERITY, rule.SCOPE) == (module.CODE, module.NAME, module.SEVERITY, module.SCOPE)
     assert rule.SCOPE in (OBJECT, SET, INPUT, ADMISSION, LIVE)
     assert BY_NAME[rule.NAME] is rule
+    if "KINDS" in vars(rule):  # an object rule whose module is imported only for objects of these kinds
+        assert rule.SCOPE == OBJECT and rule.KINDS == module.KINDS
+    else:
+        assert not hasattr(module, "KINDS") or rule.SCOPE != OBJECT, "give the line the module's KINDS"
 
 
 def test_every_rule_module_has_its_line() -> None:
