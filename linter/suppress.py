@@ -21,7 +21,8 @@ from ..policies.suppression import ANNOTATION, annotation_codes, covers, parse_c
 
 __all__ = ["ANNOTATION", "Directive", "annotation_codes", "covers", "directive_document", "parse_codes", "scan_comments"]
 
-_DIRECTIVE = re.compile(r"(?:^|\s)#\s*fieldwarden:\s*ignore(?:\[([^\]]*)\])?", re.IGNORECASE)
+# compiled on first use (re's cache): most files hold no suppression comment
+_DIRECTIVE = r"(?:^|\s)#\s*fieldwarden:\s*ignore(?:\[([^\]]*)\])?"
 
 
 class Directive(NamedTuple):
@@ -38,8 +39,9 @@ def scan_comments(text: str) -> list[Directive]:
     if "fieldwarden:" not in text.lower():
         return []
     found = []
+    directive = re.compile(_DIRECTIVE, re.IGNORECASE)
     for number, line in enumerate(text.splitlines(), start=1):
-        match = _DIRECTIVE.search(line)
+        match = directive.search(line)
         if match:
             column = line.index("#", match.start()) + 1
             codes = parse_codes(match.group(1) or "")
