@@ -235,8 +235,12 @@ def _action(match: re.Match[str]) -> _Action:
     return _Action(match.start(), match.end(), inner, kind, match.group(1) is not None, match.group(3) is not None)
 
 
-def _lines(text: str, actions: list[_Action], start: int, end: int, skip: list[tuple[int, int]]) -> Iterator[_Line]:
-    """The logical lines of text[start:end], actions set aside, with the blocks each sits in."""
+def _lines(text: str, actions: list[_Action], start: int, end: int, skip: list[tuple[int, int]],
+           whole: bool = True) -> Iterator[_Line]:
+    """The logical lines of text[start:end], actions set aside, with the blocks each sits in.
+
+    `whole`: a line without actions is given at once (False: piece by piece, as lines with actions;
+    the same lines, tests/linter/units/test_helmmap_lines.py compares them)."""
     blocks: list[_Block] = []
     scopes: list[Variables] = [{}]  # variables, per open block
     number = text.count("\n", 0, start) + 1
@@ -260,6 +264,14 @@ def _lines(text: str, actions: list[_Action], start: int, end: int, skip: list[t
         segment_start = pos
         while True:
             newline = text.find("\n", segment_start, event_start)
+            if whole and newline >= 0 and segment_start == line_start and not masked:
+                # a whole line without actions (most of a CRD template): its one piece, columns from 0, the
+                # blocks and variables open before it (nothing masked: no snapshot, no outputs)
+                yield _Line(number, text[segment_start:newline], range(newline - segment_start), [], open_blocks, visible)
+                number += 1
+                first = number
+                line_start = segment_start = newline + 1
+                continue
             stop = event_start if newline < 0 else newline
             if stop > segment_start:
                 piece = text[segment_start:stop]
@@ -372,7 +384,7 @@ class _Builder:
 
     def _line(self, line: _Line) -> None:
         text = line.masked
-        comment = _comment_at(text)
+        comment = _comment_at(text) if "#" in text else -1
         if comment >= 0:
             text = text[:comment]
         first = len(text) - len(text.lstrip())
@@ -405,7 +417,7 @@ class _Builder:
     def _tokens(self, line: _Line, first: int, content: str) -> None:
         index = 0
         item: Entry | None = None
-        while content.startswith("- ", index) or content[index:] == "-":
+        while content[0] == "-" and (content.startswith("- ", index) or content[index:] == "-"):  # items start with a dash
             column = line.columns[first + index]
             container = self._place(column, "dash", line)
             if container is None:
@@ -421,7 +433,7 @@ class _Builder:
         if not rest or rest.startswith("#"):
             return
         column = line.columns[first + index]
-        outputs_before = line.masked[:first + index].count("\x00")
+        outputs_before = line.masked[:first + index].count("\x00") if line.outputs else 0  # none: no action to index
         key = _split_key(rest)
         if key is None:
             if item is not None:  # `- scalar`
@@ -438,11 +450,11 @@ class _Builder:
         if not value:
             self.pending = (entry, column)
             return
-        self._scalar(entry, value, line, outputs_before + rest[:value_at].count("\x00"), column)
+        self._scalar(entry, value, line, outputs_before + rest[:value_at].count("\x00") if line.outputs else 0, column)
 
     def _scalar(self, entry: Entry, value: str, line: _Line, outputs_before: int, column: int) -> None:
         """The value written on the entry's own line: text, an action, a block scalar, a splice."""
-        if _BLOCK_SCALAR.match(value):
+        if value[0] in "|>" and _BLOCK_SCALAR.match(value):
             self.scalar_above = column
             return
         if value == "\x00" and _block_output(line.outputs[outputs_before]):
