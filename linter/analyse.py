@@ -165,7 +165,7 @@ def analyse(
     objects: list[ObjectRecord] = []
     tree = _context_tree()
     object_rules = [
-        rule for code, rule in RULES.items() if rule.SCOPE == OBJECT and settings.enabled(code)
+        (code, rule) for code, rule in RULES.items() if rule.SCOPE == OBJECT and settings.enabled(code)
     ] if full and not consumed else []
     by_kind: dict[tuple[str, str], list[tuple[Any, Any]]] = {}  # the object rules for each kind met (rule.KINDS),
     # with their options: a rule's module is imported when an object of its kinds is met (registry.py)
@@ -176,7 +176,7 @@ def analyse(
             kind = group_kind(obj)
             rules = by_kind.get(kind)
             if rules is None:
-                rules = by_kind[kind] = [(r, settings.rule_conf(r.CODE)) for r in object_rules
+                rules = by_kind[kind] = [(r, settings.rule_conf(code)) for code, r in object_rules
                                          if kind in getattr(r, "KINDS", (kind,))]
             for rule, conf in rules:
                 for violation in rule.check(obj, conf):
