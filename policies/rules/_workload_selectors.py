@@ -108,7 +108,8 @@ _LWS_LEADER: FieldPath = ("spec", "leaderWorkerTemplate", "leaderTemplate", "met
 _LWS_WORKER: FieldPath = ("spec", "leaderWorkerTemplate", "workerTemplate", "metadata", "labels")
 
 # Where custom resources write the labels of the pods their operator makes ("*": every
-# item of a list). Checked against the operators' CRDs; any kind using a shape counts.
+# item of a list). Checked against the operators' CRDs; any kind using a shape counts. Each
+# starts spec.<key> (pod_source looks the key up first).
 OPERATOR_LABEL_PATHS: tuple[FieldPath, ...] = (
     # a pod template: Argo Rollouts, OpenKruise, Knative, KubeVirt, CloudNativePG Pooler
     ("spec", "template", "metadata", "labels"),
@@ -357,8 +358,11 @@ def pod_source(data: Mapping[str, Any]) -> PodSource | None:
         return PodSource([_with(leader, LWS_NAME_LABEL, name), _with(worker, LWS_NAME_LABEL, name)], True)
     if "." not in group:
         return None
-    labels = [found for path in OPERATOR_LABEL_PATHS for found in values_at(data, path)
-              if found.__class__ is dict or isinstance(found, Mapping)]
+    spec = data["spec"] if "spec" in data else None
+    labels = [] if not (spec.__class__ is dict or isinstance(spec, Mapping)) else [
+        found for path in OPERATOR_LABEL_PATHS if path[1] in spec  # (every path starts spec.<key>)
+        for found in values_at(spec[path[1]], path[2:]) if found.__class__ is dict or isinstance(found, Mapping)
+    ]
     if (
         not labels
         and not any(_is_count(get_path(data, path)) for path in OPERATOR_COUNT_PATHS)
