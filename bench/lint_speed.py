@@ -16,7 +16,8 @@ b. the whole corpus, `fieldwarden lint --no-context CORPUS` end to end in a subp
    CPU time of its process tree (its worker processes included) vs merely reading +
    `yaml.compose_all(CSafeLoader)` the same files in this process, paired runs; target: the
    median ratio <= 1.2 (CPU time, so that a busy machine does not hide work the lint adds).
-   Objects/s of both are shown beside.
+   Objects/s of both are shown beside, and in how many runs the lint's worker pool ran (sampled:
+   it starts only where cores are idle, engine.workers_for).
 c. one changed file linted as pre-commit does in a git repository holding the corpus (the
    cross-file context is every other object): warm run (context cache filled) <= 1 s;
    the cold run and a warm run after another file was linted are shown too.
@@ -359,9 +360,10 @@ def bench_throughput(corpus: Path, work: Path, objects: int, runs: int, fw: list
     ratio = statistics.median(ratios)
     b, m = statistics.median(base), statistics.median(walls)
     speed = (objects / m) / (objects / b)
+    pooled = sum(r.processes > 1 for r in lints[-runs:])  # (engine.workers_for: only where cores are idle)
     return [
         Row(
-            f"b  corpus, {len(files)} files, {objects} objects: CPU time",
+            f"b  corpus, {len(files)} files, {objects} objects: CPU time (worker pool ran in {pooled}/{runs} runs)",
             f"compose {statistics.median(floor_cpu):.2f} s",
             f"lint {statistics.median(lint_cpu):.2f} s",
             f"{ratio:.2f} ({min(ratios):.2f}-{max(ratios):.2f})",
@@ -448,13 +450,16 @@ class Measured(NamedTuple):
     cpu: float  # user + system seconds of the process and every process it waited for
     max_rss: int  # bytes: the largest of the process and each process it waited for (wait4)
     tree_peak: int | None  # bytes: the largest sum of the process tree's RSS seen (sampled), None off Linux
+    processes: int = 1  # the most processes of the tree seen at once (sampled; row b: did the worker pool run)
 
 
-def _tree_rss(pid: int) -> int:
-    """The resident memory of a process and all its descendants, in bytes (Linux /proc)."""
-    total, pending, page = 0, [pid], os.sysconf("SC_PAGE_SIZE")
+def _tree_rss(pid: int, count: list[int] | None = None) -> int:
+    """The resident memory of a process and all its descendants, in bytes (Linux /proc); their
+    number is appended to `count`."""
+    total, pending, page, seen = 0, [pid], os.sysconf("SC_PAGE_SIZE"), 0
     while pending:
         current = pending.pop()
+        seen += 1
         try:
             with open(f"/proc/{current}/statm", encoding="ascii") as handle:
                 total += int(handle.read().split()[1]) * page
@@ -463,6 +468,8 @@ def _tree_rss(pid: int) -> int:
                     pending.extend(int(child) for child in handle.read().split())
         except (OSError, ValueError):
             continue  # it ended meanwhile
+    if count is not None:
+        count.append(seen)
     return total
 
 
@@ -472,12 +479,12 @@ def measured(command: Sequence[str], cwd: Path, log: Path) -> Measured:
     with open(log, "wb") as output:
         start = time.perf_counter()
         process = subprocess.Popen(command, cwd=cwd, stdout=output, stderr=subprocess.STDOUT, env=ENV)
-        peak = [0]
+        peak, counts = [0], [1]
         done = threading.Event()
 
         def sample() -> None:
             while not done.wait(0.02):
-                peak[0] = max(peak[0], _tree_rss(process.pid))
+                peak[0] = max(peak[0], _tree_rss(process.pid, counts))
 
         sampler = threading.Thread(target=sample, daemon=True)
         if sampling:
@@ -490,7 +497,8 @@ def measured(command: Sequence[str], cwd: Path, log: Path) -> Measured:
         sampler.join()
     if process.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(command)} exited {process.returncode}:\n{log.read_text(errors='replace')[-3000:]}")
-    return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, peak[0] if sampling else None)
+    return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, peak[0] if sampling else None,
+                    max(counts))
 
 
 def render_only(repo: Path, kustomize: Sequence[str], info: dict[str, Any], workers: int,
