@@ -53,7 +53,8 @@ def test_worker_processes_find_what_one_process_finds(tmp_path: Path, monkeypatc
     env = ", ".join(f"{{name: V{n}, value: '{n}'}}" for n in range(140))
     for index in range(360):
         write(tmp_path, f"apps/app-{index:03d}.yaml", APP.format(name=f"app-{index:03d}", index=index, env=env))
-    assert sum(p.stat().st_size for p in tmp_path.rglob("*.yaml")) > PARALLEL_MIN_BYTES
+    assert sum(p.stat().st_size for p in tmp_path.rglob("*.yaml")) > 1_000_000
+    monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 1_000_000)  # (a smaller input than the pool needs: a quicker test)
     runs = {}
     tasks: list[int] = []
     chunks = engine._chunks
@@ -66,3 +67,18 @@ def test_worker_processes_find_what_one_process_finds(tmp_path: Path, monkeypatc
     assert runs[1].findings == runs[2].findings
     assert {f["code"] for f in runs[1].findings} >= {"FW103", "FW306"}
     assert len(runs[1].findings) >= 720
+
+
+def test_an_input_under_the_threshold_is_analysed_in_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under PARALLEL_MIN_BYTES the workers would cost more CPU than the wall time they save."""
+    env = ", ".join(f"{{name: V{n}, value: '{n}'}}" for n in range(140))
+    for index in range(360):
+        write(tmp_path, f"apps/app-{index:03d}.yaml", APP.format(name=f"app-{index:03d}", index=index, env=env))
+    assert 1_000_000 < sum(p.stat().st_size for p in tmp_path.rglob("*.yaml")) < PARALLEL_MIN_BYTES
+    tasks: list[int] = []
+    chunks = engine._chunks
+    monkeypatch.setattr(engine, "_chunks", lambda *args: tasks.append(1) or chunks(*args))
+    monkeypatch.setattr(engine, "_free_cpus", lambda: 2)
+    run = lint(["--no-context", "apps"], cwd=tmp_path)
+    assert run.code == 1 and len(run.findings) >= 720
+    assert not tasks
