@@ -163,7 +163,10 @@ def save(root: Path, job: RenderJob, tool: str, watched: Sequence[str], render: 
         data = marshal.dumps(body)
     except (ValueError, TypeError, RecursionError):
         return
-    write_authentic(entry_path(root, job, tool), data, _PURPOSE)
+    entry = entry_path(root, job, tool)
+    held = _names_held(entry)
+    write_authentic(entry, data, _PURPOSE)
+    _forget(root, held.difference(item for item in render_part[0] if type(item) is str))
 
 
 def lasting(render: Render) -> bool:
@@ -222,6 +225,28 @@ def _shared(root: Path, item: bytes) -> str:
     if not path.is_file():
         write_authentic(path, item, _PURPOSE)
     return name
+
+
+def _names_held(entry: Path) -> set[str]:
+    """The shared objects an entry on disk names (none when it is absent or unreadable)."""
+    try:
+        items = marshal.loads(read_authentic(entry, _PURPOSE))["render"][0]
+    except (OSError, ValueError, TypeError, EOFError, KeyError, IndexError, RecursionError):
+        return set()
+    return {item for item in items if type(item) is str} if type(items) is list else set()
+
+
+def _forget(root: Path, names: set[str]) -> None:
+    """Remove shared objects an entry named before it was written again (a changed CRD's old copy):
+    the cache does not grow with every edit. An entry of another unit naming one too misses and renders
+    again."""
+    for name in names:
+        if len(name) == 32 and not name.strip("0123456789abcdef"):
+            try:
+                (root / CACHE_DIR / f"render-object-{name}.cache").unlink()
+            except OSError:
+                pass
+            _READ.pop(name, None)
 
 
 _READ: dict[str, bytes] = {}  # shared objects read this run, by name (the entries of a chart's sets hold the same)

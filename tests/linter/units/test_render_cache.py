@@ -165,6 +165,31 @@ def test_a_large_object_every_set_renders_is_written_once_and_a_tampered_copy_is
     assert render_cache.load(tmp_path, jobs[0], "tool", []) is None
 
 
+def test_a_large_object_an_entry_no_longer_names_is_removed_and_a_miss_is_all_it_costs(tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each edit of a chart's CRD template wrote a new shared copy beside the old ones: the cache grew
+    with the repository's history. Rewriting an entry removes what only its old self named."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app/crd.yaml").write_text("kind: CustomResourceDefinition\n", encoding="utf-8")
+    monkeypatch.setattr(render_cache, "SHARED", 100)
+    jobs = [RenderJob(KUSTOMIZE, "app", (name,)) for name in ("one.yaml", "two.yaml")]
+    old, edited, other = _crd_like("app/crd.yaml"), _crd_like("app/crd2.yaml"), _crd_like("app/other.yaml")
+    render_cache.save(tmp_path, jobs[0], "tool", [], Render([old, other], ["app/crd.yaml"], []), {})
+    render_cache.save(tmp_path, jobs[1], "tool", [], Render([other], ["app/crd.yaml"], []), {})
+    apart = tmp_path / ".fieldwarden_cache"
+    assert len(list(apart.glob("render-object-*.cache"))) == 2
+    edited_render = Render([edited, other], ["app/crd.yaml"], [])
+    render_cache.save(tmp_path, jobs[0], "tool", [], edited_render, {})
+    assert len(list(apart.glob("render-object-*.cache"))) == 2  # the old CRD's copy gone, the edited one's there
+    render_cache._READ.clear()
+    assert render_cache.load(tmp_path, jobs[0], "tool", []) == edited_render
+    assert render_cache.load(tmp_path, jobs[1], "tool", []) == Render([other], ["app/crd.yaml"], [])  # still named: kept
+    render_cache.save(tmp_path, jobs[0], "tool", [], Render([], ["app/crd.yaml"], []), {})
+    assert list(apart.glob("render-object-*.cache")) == []
+    render_cache._READ.clear()
+    assert render_cache.load(tmp_path, jobs[1], "tool", []) is None  # another entry named it too: rendered again
+
+
 def test_a_file_s_key_names_where_it_resolves_with_its_folders_resolved_once(tmp_path: Path) -> None:
     """The keys of one moment share their folders' real paths (file_digest's `folders`), and stay
     what resolving each file whole gives: through a linked folder, a linked file, a link out."""
