@@ -65,14 +65,22 @@ class Hostile:
             self.sockets.append(context.wrap_socket(plain, server_hostname="localhost"))
 
     def slowloris(self, server: Server, count: int, every: float = 2.0) -> None:
-        """TLS connections that send a request's header one byte every `every` seconds."""
-        self.silent_tls(server, count)
-        connections = self.sockets[-count:]
+        """TLS connections that send a request's header one byte every `every` seconds, the first byte
+        as soon as each is made (so each has begun its request before a first-request deadline, however
+        long making the 200 takes on a loaded machine)."""
         header = b"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+        context = ssl.create_default_context(cafile=str(server.ca))
+        connections = []
+        for _ in range(count):
+            plain = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+            connection = context.wrap_socket(plain, server_hostname="localhost")
+            connection.sendall(header[:1])
+            connections.append(connection)
+            self.sockets.append(connection)
 
         def trickle() -> None:
-            sent = 0
-            while not self._stop.wait(0 if sent == 0 else every):
+            sent = 1
+            while not self._stop.wait(every):
                 for connection in connections:
                     try:
                         connection.sendall(header[sent % len(header):][:1])
