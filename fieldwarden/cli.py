@@ -47,7 +47,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .linter import cli as lint_cli
 
             _loaded(command_line)
-            return lint_cli.run(args)
+            code = lint_cli.run(args)
+            if command_line:
+                _exit_now(code)  # (returns when the interpreter has something left to do)
+            return code
         _loaded(command_line)
         if chosen is not None:
             return int(chosen.run(args))
@@ -77,6 +80,37 @@ def _loaded(command_line: bool) -> None:
     if command_line:
         gc.freeze()
         gc.enable()
+
+
+def _exit_now(code: int) -> None:
+    """End the process with `code` at once when nothing is left to do but the interpreter's teardown.
+
+    Tearing down the ~100 modules a lint loaded is ~3 ms of a ~45 ms pre-commit run, and frees
+    nothing the system would not. Safe only when the run left nothing behind: no atexit callbacks
+    (a helper pool, coverage), no thread still running, no git child unread; and only once stdout
+    and stderr are flushed: when a flush fails (stdout a closed pipe), the process ends as it always
+    did, the teardown reporting the failed flush (exit code 120).
+    """
+    import atexit
+
+    if atexit._ncallbacks():
+        return
+    threading = sys.modules.get("threading")
+    if threading is not None and (
+        getattr(threading, "_threading_atexits", None)
+        or any(not t.daemon and t is not threading.main_thread() and t.is_alive() for t in threading.enumerate())
+    ):
+        return
+    discover = sys.modules.get(f"{__package__}.linter.discover")
+    if discover is not None and getattr(discover, "_STARTED", None):
+        return
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):  # (ValueError: a stream closed)
+        return
+    os._exit(code)
 
 
 def build_parser(arguments: Sequence[str]) -> tuple[argparse.ArgumentParser, Any]:
