@@ -160,8 +160,10 @@ def _loaded_by(code: str, cwd: Path) -> set[str]:
     """sys.modules at the end of `python -c CODE` (run as pre-commit runs the console script)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     listing = cwd.parent / f"{cwd.name}-modules.txt"
-    dump = f"\nopen({str(listing)!r}, 'w').write('\\n'.join(sys.modules))"
-    done = subprocess.run([sys.executable, "-c", f"import sys\n{code}{dump}"], cwd=cwd, env=env,
+    dump = f"open({str(listing)!r}, 'w').write('\\n'.join(sys.modules))"
+    # (a lint may end with os._exit: fieldwarden/cli.py's _exit_now; the listing is written first)
+    ending = f"import os\ndef ending(code, end=os._exit):\n    {dump}\n    end(code)\nos._exit = ending\n"
+    done = subprocess.run([sys.executable, "-c", f"import sys\n{ending}{code}\n{dump}"], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return set(listing.read_text().split())
@@ -223,9 +225,11 @@ def test_one_file_lint_as_installed_imports_no_typing(tmp_path: Path) -> None:
     # -S: no site, so no .pth file of the development environment imports anything first
     env["PYTHONPATH"] = os.pathsep.join([str(site), str(Path(yaml.__file__).parent.parent)])
     listing = tmp_path / "modules.txt"
-    code = ("import sys\nfrom fieldwarden.cli import main\nsys.argv = ['fieldwarden', 'lint', 'deploy.yaml']\n"
-            f"code = main()\nopen({str(listing)!r}, 'w').write('\\n'.join([sys.modules['fieldwarden'].__file__, *sys.modules]))\n"
-            "sys.exit(code)")
+    # what is loaded when the lint ends (os._exit, fieldwarden/cli.py's _exit_now, or returning)
+    dump = f"open({str(listing)!r}, 'w').write('\\n'.join([sys.modules['fieldwarden'].__file__, *sys.modules]))"
+    code = ("import os, sys\nfrom fieldwarden.cli import main\nsys.argv = ['fieldwarden', 'lint', 'deploy.yaml']\n"
+            f"def ending(code, end=os._exit):\n    {dump}\n    end(code)\nos._exit = ending\n"
+            f"code = main()\n{dump}\nsys.exit(code)")
     done = subprocess.run([sys.executable, "-S", "-c", code], cwd=repo, env=env, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0 and done.stdout == "All checks passed!\n", done.stdout + done.stderr
