@@ -38,7 +38,6 @@ from .units.plan import (
     kustomization_folder_files, may_render, step_folders,
 )
 from .units.plan import plan as units_plan
-from .units.testruns import read as read_tests
 from .discover import go_files
 from .unitrun import UnitRun
 
@@ -121,14 +120,14 @@ def _lint(
     context_ids = [names.add(str(path)) for path in context]
     notices: list[str] = []
     steps = step_folders([*target_ids, *context_ids])
-    tests = read_tests(Path(names.base), [k for k in (*target_ids, *context_ids) if k != STDIN and not k.startswith("/")],
-                       go_files(names.base))
+    fixtures, alone = _read_tests(names.base, [k for k in (*target_ids, *context_ids) if k != STDIN and not k.startswith("/")],
+                                  go_files(names.base))
     left_out = 0
     if not scope.include_fixtures:
         chainsaw = chainsaw_folders([*target_ids, *context_ids])
         given = len(targets) + (len(context) if scope.plan_only else 0)  # planning: the project's files are context
-        targets, target_ids = _without_fixtures(targets, target_ids, chainsaw, tests.fixtures)
-        context, context_ids = _without_fixtures(context, context_ids, chainsaw, tests.fixtures)
+        targets, target_ids = _without_fixtures(targets, target_ids, chainsaw, fixtures)
+        context, context_ids = _without_fixtures(context, context_ids, chainsaw, fixtures)
         left_out = given - len(targets) - (len(context) if scope.plan_only else 0)
         if left_out:
             notices.append(f"left out {left_out} test fixture file{'s' if left_out != 1 else ''} (testdata/ folders, "
@@ -154,7 +153,7 @@ def _lint(
     results.update(zip(context_ids, context_results))
     kustomizations, charts = (layout.kustomizations, layout.charts) if layout is not None else ([], {})
     plan = units_plan(files, kustomizations, consumed, charts, _declarations(results, names, scope, notices), steps,
-                      tests.alone)
+                      alone)
     all_units = plan.units + ([Unit(STDIN, (STDIN,))] if STDIN in results else [])
     all_units = split_alternatives(all_units, lambda key: [r.key for r in _objects(results.get(key))], notices,
                                    same_content(Path(names.base)))
@@ -187,6 +186,25 @@ def _lint(
     notices.extend(r.notice for r in target_results if r.notice)
     findings.sort(key=lambda f: (f.file, f.line, f.column, f.code))
     return Report(findings, notices, len(target_results), work)
+
+
+# What units/testruns.py reads anything for (a chainsaw or kyverno CLI test, docexamples.py's mkdocs
+# configuration, gotests.py's `*_test.go`): a project holding none is read without importing them.
+_TEST_NAMES = ("chainsaw-test.yaml", "chainsaw-test.yml", "kyverno-test.yaml", "kyverno-test.yml", "mkdocs.yml",
+               "mkdocs.yaml")
+
+
+def _read_tests(base: str, files: Sequence[str], go: Sequence[str] | None) -> tuple[frozenset[str], dict[str, str]]:
+    """units/testruns.read's fixtures and files applied alone, or none when the file lists hold nothing it
+    reads (go: None is a project outside git, whose Go tests it looks for)."""
+    if go is not None and not any(name.endswith("_test.go") for name in go) and not any(
+        path.rpartition("/")[2] in _TEST_NAMES for path in files
+    ):
+        return frozenset(), {}
+    from .units.testruns import read
+
+    found = read(Path(base), files, go)
+    return found.fixtures, found.alone
 
 
 class _Names:

@@ -153,6 +153,9 @@ DEFERRED = (
     "fieldwarden.linter.fix", "fieldwarden.linter.units.renders", "fieldwarden.linter.units.helm",
     "fieldwarden.linter.units.kustomize", "fieldwarden.linter.live", "fieldwarden.policies.live",
     "fieldwarden.policies.managed_fields", "fieldwarden.policies.admission", "fieldwarden.policies.draft",
+    # (read only when the project holds a test runner's manifest, an mkdocs configuration or a Go test)
+    "fieldwarden.linter.units.testruns", "fieldwarden.linter.units.gotests", "fieldwarden.linter.units.docexamples",
+    "fieldwarden.linter.units.reading",
 )
 
 
@@ -254,3 +257,15 @@ def test_object_rules_of_other_kinds_are_not_imported(tmp_path: Path) -> None:
                                           "partition_above_replicas")} & modules
     write(tmp_path, "deploy.yaml", DEPLOYMENT)
     assert rules + "strategy_type_missing" in imported(["-m", "fieldwarden", "lint", "deploy.yaml"], tmp_path)
+
+
+def test_the_engine_reads_test_runs_for_every_name_they_act_on() -> None:
+    # engine._read_tests leaves units/testruns.py out when no file has one of these names: a superset
+    from fieldwarden.linter import engine
+    from fieldwarden.linter.units import docexamples, gotests, testruns
+
+    acted_on = {*testruns.CHAINSAW_TEST_FILES, *testruns.KYVERNO_TEST_FILES, *docexamples.MKDOCS_FILES}
+    assert set(engine._TEST_NAMES) == acted_on
+    assert gotests.GO_TEST_SUFFIX == "_test.go"
+    assert engine._read_tests("/nowhere", ["a/kyverno-test.yaml"], []) == (frozenset({"a/kyverno-test.yaml"}), {})
+    assert engine._read_tests("/nowhere", ["a/deploy.yaml"], ["main.go"]) == (frozenset(), {})
