@@ -145,10 +145,15 @@ def _lint(
         if layout.charts:
             consumed.update(f for f in inside if chart_of(f, layout.charts) is not None)
     targets, target_ids = _without_stray_helpers(targets, target_ids, consumed, notices)
+    wanted = set(target_ids)
+    work = UnitRun(names, wanted, settings_for, layout)
+    if not scope.plan_only:  # the renders the layout names run while the files are analysed (in this process alone)
+        work.start(Path(names.base), scope.render_cache)
     target_results = _analyse_all(
-        [(s.display, s.path, s.data, settings_for(s.display), key in consumed) for s, key in zip(targets, target_ids)]
+        [(s.display, s.path, s.data, settings_for(s.display), key in consumed) for s, key in zip(targets, target_ids)],
+        alone=work.rendering(),
     )
-    context_results = _load_context(context, settings_for, root, keep=[s.display for s in targets])
+    context_results = _load_context(context, settings_for, root, keep=[s.display for s in targets], alone=work.rendering())
     results = dict(zip(target_ids, target_results))
     results.update(zip(context_ids, context_results))
     kustomizations, charts = (layout.kustomizations, layout.charts) if layout is not None else ([], {})
@@ -159,8 +164,6 @@ def _lint(
                                    same_content(Path(names.base)))
     if scope.plan_only:
         return Report([], notices, len(target_results), planned=all_units, layout=layout, fixtures=left_out)
-    wanted = set(target_ids)
-    work = UnitRun(names, wanted, settings_for, layout)
     relevant = work.relevant(all_units, Path(names.base), scope.render_cache)
     notices.extend(work.notices)
     findings = [f for r in target_results for f in r.findings if settings_for(r.file).enabled(f.code)]
@@ -429,25 +432,27 @@ def _relabelled(finding: Finding, result: FileResult, unit: Unit) -> Finding:
     return finding
 
 
-def _analyse_all(jobs: list[tuple[str, Path | None, bytes | None, Settings, bool]]) -> list[FileResult]:
-    """Targets: (display, path, data, settings, consumed by a render)."""
+def _analyse_all(jobs: list[tuple[str, Path | None, bytes | None, Settings, bool]], alone: bool = False) -> list[FileResult]:
+    """Targets: (display, path, data, settings, consumed by a render); `alone`: in this process."""
     loaded: Loaded = []
     for display, path, data, settings, consumed in jobs:
         error = ""
         if data is None and path is not None:
             data, error = read_source(path, settings)
         loaded.append((display, path, data, error, settings, consumed))
-    return _analyse_loaded(loaded, full=True)
+    return _analyse_loaded(loaded, full=True, alone=alone)
 
 
 # (display, path, data, read error, settings, consumed by a render: see analyse())
 Loaded = list[tuple[str, Path | None, bytes | None, str, Settings, bool]]
 
 
-def _analyse_loaded(loaded: Loaded, full: bool) -> list[FileResult]:
-    """Analyse files in order; large inputs are shared with forked worker processes."""
+def _analyse_loaded(loaded: Loaded, full: bool, alone: bool = False) -> list[FileResult]:
+    """Analyse files in order; large inputs are shared with forked worker processes, unless `alone`: while
+    renders run on other threads (UnitRun.start), nothing forks (a child would inherit their locks and pipes),
+    and their renderers keep the cores busy anyway."""
     total = sum(len(item[2]) for item in loaded if item[2])
-    workers = _free_cpus()
+    workers = 1 if alone else _free_cpus()
     if workers < 2 or total < PARALLEL_MIN_BYTES or len(loaded) < 4:
         return _analyse_chunk(loaded, full)
     import multiprocessing
@@ -546,7 +551,8 @@ def _analyse_chunk(chunk: Loaded, full: bool) -> list[FileResult]:
 
 
 def _load_context(
-    paths: Sequence[Path], settings_for: Callable[[str], Settings], root: Path | None, keep: Iterable[str] = ()
+    paths: Sequence[Path], settings_for: Callable[[str], Settings], root: Path | None, keep: Iterable[str] = (),
+    alone: bool = False,
 ) -> list[FileResult]:
     """What set rules need from the context files, in the order of `paths`.
 
@@ -561,7 +567,7 @@ def _load_context(
         if data is not None:
             loaded.append((str(path), path, data, error, settings, False))
     if root is None or sum(len(item[2] or b"") for item in loaded) < CACHE_MIN_BYTES:
-        return [_slim(result) for result in _analyse_loaded(loaded, full=False)]
+        return [_slim(result) for result in _analyse_loaded(loaded, full=False, alone=alone)]
     from .cache import ContextCache, digest
 
     # What a file contributes depends on its bytes and on its configuration's default
@@ -581,7 +587,7 @@ def _load_context(
             keys[item[0]] = key
             missing.append(item)
         results.append(cached)
-    fresh = iter(_analyse_loaded(missing, full=False))
+    fresh = iter(_analyse_loaded(missing, full=False, alone=alone))
     for index, result in enumerate(results):
         if result is None:
             result = results[index] = _slim(next(fresh))

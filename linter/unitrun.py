@@ -24,11 +24,11 @@ from ..policies.rule import OBJECT
 from .analyse import FileResult, Finding, analyse
 from .sets import Member, annotated, labelled
 from .units.not_linted import NotLinted, defining_file
-from .units.plan import CHART_FILE, HELM, KUSTOMIZATION_NAMES, InlineValues, RenderJob, Unit, folder_of, folders_with_ancestors, is_below
+from .units.plan import CHART_FILE, HELM, KUSTOMIZATION_NAMES, KUSTOMIZE, InlineValues, RenderJob, Unit, folder_of, folders_with_ancestors, is_below
 
 if TYPE_CHECKING:  # the renderers' side is imported when a unit has renders (units/renders.py)
     from .units.rendered import Render, RenderedObject
-    from .units.renders import Layout
+    from .units.renders import Layout, Rendered
 
 
 RENDER_FAILED = "FW006"
@@ -71,6 +71,35 @@ class UnitRun:
         self._texts: dict[tuple[str, str], FileResult] = {}  # (anchor file, rendered text) -> its analysis
         self.using: dict[RenderJob, list[Unit]] = {}  # job -> the linted units that render it
         self.chosen: list[Unit] = []  # what `relevant` returned (the live checks go through them again)
+        self._early: _Early | None = None  # the renders `start` began
+
+    def start(self, root: Path, cache: bool = True) -> None:
+        """Begin, on another thread, the renders the layout names alone, while this one analyses the files.
+
+        Every kustomization root is rendered as `RenderJob(KUSTOMIZE, root)` whatever declares it,
+        and each chart with each of its own value sets: neither depends on what the files hold.
+        Only GitOps objects add renders (a chart's release, namespace, inline values); those wait
+        for the analysis (`relevant`). Of these jobs, those that may read a file being linted
+        start now (`relevant` makes the same choice). What `relevant` ends up not using is dropped.
+        """
+        layout = self.layout
+        if layout is None or not (layout.kustomizations or layout.charts):
+            return
+        folders = folders_with_ancestors(self.wanted)
+        jobs = [RenderJob(KUSTOMIZE, folder) for folder in sorted(layout.kustomizations)]
+        jobs.extend(RenderJob(HELM, chart, tuple(values)) for chart in sorted(layout.charts)
+                    for values in layout.charts[chart] or [()])
+        jobs = [job for job in jobs if self._may_read(job, folders)]
+        if jobs:
+            self._early = _Early(root, jobs, layout, self._default_namespace, cache, self._analyse_if_read)
+
+    def rendering(self) -> bool:
+        """Whether renders `start` began still run (no worker process may be forked meanwhile: see engine.py)."""
+        return self._early is not None and self._early.running()
+
+    def _analyse_if_read(self, job: RenderJob, made: Render) -> None:
+        if not self.wanted.isdisjoint(made.inputs):  # while other renders run
+            self._analyse(job, made)
 
     def relevant(self, units: Sequence[Unit], root: Path, cache: bool = True) -> list[Unit]:
         """The units holding a file being linted; their renders made."""
@@ -85,7 +114,7 @@ class UnitRun:
                 candidates.append((unit, plain))
                 jobs.extend(unit.renders)
         if jobs and self.layout is not None:
-            from .units.renders import render
+            from .units.renders import merged, render
 
             plain_jobs = {job for unit, plain in candidates if plain for job in unit.renders}
 
@@ -93,7 +122,11 @@ class UnitRun:
                 if job in plain_jobs or not self.wanted.isdisjoint(made.inputs):
                     self._analyse(job, made)
 
-            made = render(root, jobs, self.layout, self._default_namespace, cache, analyse_if_linted)
+            early = self._early.result() if self._early is not None else None
+            begun = {*early.renders, *early.skipped} if early is not None else set()
+            rest = [job for job in jobs if job not in begun]
+            made = render(root, rest, self.layout, self._default_namespace, cache, analyse_if_linted) if rest else None
+            made = merged(jobs, [part for part in (early, made) if part is not None])
             self.renders = made.renders
             self._report(made.renders, made.skipped, units)
         chosen = []
@@ -294,6 +327,37 @@ class UnitRun:
                         suppressed=annotated(record.ignore if record else False, finding.code),
                     ))
         return found
+
+
+class _Early:
+    """renders.render on a thread of its own; `result` waits for it (and raises what it raised)."""
+
+    def __init__(self, root: Path, jobs: list[RenderJob], layout: Layout, default_namespace: Callable[[str], str],
+                 cache: bool, made: Callable[[RenderJob, Render], None]) -> None:
+        import threading
+
+        from .units.renders import render
+
+        self._outcome: list[Rendered | BaseException] = []
+
+        def run() -> None:
+            try:
+                self._outcome.append(render(root, jobs, layout, default_namespace, cache, made))
+            except BaseException as exc:  # handed to the thread that waits for it
+                self._outcome.append(exc)
+
+        self._thread = threading.Thread(target=run, name="fieldwarden-renders")
+        self._thread.start()
+
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def result(self) -> Rendered:
+        self._thread.join()
+        outcome = self._outcome[0]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
 
 
 def _values_files(job: RenderJob) -> tuple[str, ...]:

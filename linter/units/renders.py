@@ -91,6 +91,25 @@ class Rendered(NamedTuple):
 
     renders: dict[RenderJob, Render]  # jobs that rendered (problems may hold warnings)
     skipped: dict[RenderJob, NotLinted]  # jobs no renderer could make, and why (FW007; `file` is filled in by the caller)
+    cached: frozenset[RenderJob] = frozenset()  # those of `renders` the render cache held
+
+
+def merged(jobs: Sequence[RenderJob], parts: Sequence[Rendered]) -> Rendered:
+    """The jobs' renders, made by several `render` calls, in the order one call for all of them gives
+    (what the run reports follows it): skipped and cached jobs in job order, then the rest as batched."""
+    renders: dict[RenderJob, Render] = {}
+    skipped: dict[RenderJob, NotLinted] = {}
+    cached: set[RenderJob] = set()
+    made: dict[RenderJob, Render] = {}
+    for part in parts:
+        skipped.update(part.skipped)
+        cached.update(part.cached)
+        made.update(part.renders)
+    order = list(dict.fromkeys(jobs))
+    pending: list[tuple[RenderJob, str, list[str]]] = [(job, "", []) for job in order if job in made and job not in cached]
+    for job in [job for job in order if job in made and job in cached] + [job for batch in _batches(pending) for job, _, _ in batch]:
+        renders[job] = made[job]
+    return Rendered(renders, {job: skipped[job] for job in order if job in skipped}, frozenset(cached & set(renders)))
 
 
 def render(
@@ -169,9 +188,10 @@ def render(
         from .helm_pool import close_idle
 
         close_idle()  # the Helm children kept for the next chart: there is none
+    cached_jobs = frozenset(renders)
     for job, render_made in done:
         renders[job] = render_made
-    return Rendered(renders, skipped)
+    return Rendered(renders, skipped, cached_jobs)
 
 
 def _batches(pending: list[tuple[RenderJob, str, list[str]]]) -> list[list[tuple[RenderJob, str, list[str]]]]:

@@ -1,0 +1,126 @@
+"""Renders the layout names start while the files are analysed (UnitRun.start), with the same outcome.
+
+Measured on bench/real_trees.py's MIXED tree (issue 23, row f): the kustomize and Helm children
+started only once every plain file had been analysed, one core idle meanwhile. Every
+kustomization root and each chart's own value sets are known from the file list; only GitOps
+objects add renders (argocd-apps: an Application's chart with its values files and namespace),
+and those still wait for the analysis. Whatever starts early, the run reports the same findings,
+notices and exit code, in the same order, as rendering everything after the analysis.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import threading
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fieldwarden.cli import main
+from fieldwarden.linter import engine
+from fieldwarden.linter.unitrun import UnitRun
+from fieldwarden.linter.units import renders
+from fieldwarden.linter.units.plan import HELM, KUSTOMIZE, RenderJob
+from fieldwarden.linter.units.rendered import Render, RenderProblem
+from fieldwarden.linter.units.renders import Rendered, merged
+from tests.helpers import FIXTURES, lint
+from tests.linter.test_repos import pytestmark as needs_renderers
+
+REPOS = FIXTURES / "repos"
+
+
+def _checkout(name: str, into: Path) -> Path:
+    root = into / name
+    shutil.copytree(REPOS / name, root)
+    subprocess.run(["git", "init", "-q", str(root)], check=True, capture_output=True)
+    return root
+
+
+@needs_renderers
+def test_renders_start_before_the_files_are_analysed_and_nothing_forks_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _checkout("kustomize-app", tmp_path)
+    expected = lint([], cwd=root)
+    shutil.rmtree(root / ".fieldwarden_cache", ignore_errors=True)
+    begun, analysed = threading.Event(), threading.Event()
+    seen: dict[str, Any] = {}
+    render, analyse_loaded, analyse_chunk = renders.render, engine._analyse_loaded, engine._analyse_chunk
+
+    def rendering(*args: Any, **kwargs: Any) -> Rendered:
+        begun.set()
+        analysed.wait(10)  # still running while the files are analysed
+        return render(*args, **kwargs)
+
+    def loading(loaded: engine.Loaded, full: bool, alone: bool = False) -> list[Any]:
+        seen.setdefault("alone", alone)
+        try:
+            return analyse_loaded(loaded, full, alone)
+        finally:
+            analysed.set()
+
+    def chunk(loaded: engine.Loaded, full: bool) -> list[Any]:
+        seen.setdefault("render begun first", begun.wait(10))  # after the analysis, it would wait in vain
+        return analyse_chunk(loaded, full)
+
+    monkeypatch.setattr(renders, "render", rendering)
+    monkeypatch.setattr(engine, "_analyse_loaded", loading)
+    monkeypatch.setattr(engine, "_analyse_chunk", chunk)
+    run = lint([], cwd=root)
+    assert seen == {"alone": True, "render begun first": True}
+    assert (run.code, run.findings, run.stderr) == (expected.code, expected.findings, expected.stderr)
+    assert run.code == 1 and any(f["code"] == "FW105" for f in run.findings)  # the canary overlap (README)
+
+
+# argocd-apps: an Application's chart with values files and a namespace renders after the analysis, its
+# default value set before; kubeflow-failed-render and kustomize-app: failed renders (FW006, FW007) and
+# kustomize's warnings, whose order follows the renders'
+@needs_renderers
+@pytest.mark.parametrize("name", ["argocd-apps", "kustomize-app", "helm-chart", "flux-fleet", "kubeflow-failed-render"])
+def test_same_report_as_rendering_after_the_analysis(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _checkout(name, tmp_path)
+    early = [_run(root, "json"), _run(root, "text")]  # cold, then warm
+    shutil.rmtree(root / ".fieldwarden_cache", ignore_errors=True)
+    monkeypatch.setattr(UnitRun, "start", lambda self, root, cache=True: None)
+    after = [_run(root, "json"), _run(root, "text")]
+    assert "Traceback" not in early[0][2] and early[0][1]
+    assert early == after
+
+
+def _run(root: Path, form: str) -> tuple[int, str, str]:
+    """`fieldwarden lint --format FORM` from `root`: exit code, output, errors."""
+    out, err = io.StringIO(), io.StringIO()
+    old = os.getcwd()
+    try:
+        os.chdir(root)
+        with redirect_stdout(out), redirect_stderr(err):
+            code = main(["lint", "--format", form])
+    finally:
+        os.chdir(old)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _made(name: str) -> Render:
+    return Render([], [name], [RenderProblem(name, 1, 1, f"{name} warns")])
+
+
+def test_renders_made_in_two_calls_are_ordered_as_one_call_orders_them() -> None:
+    web, api, lone = RenderJob(KUSTOMIZE, "web"), RenderJob(KUSTOMIZE, "api"), RenderJob(KUSTOMIZE, "lone")
+    chart = [RenderJob(HELM, "charts/db", values) for values in [(), ("charts/db/ci/a-values.yaml",), ("charts/db/ci/b-values.yaml",)]]
+    released = RenderJob(HELM, "charts/db", ("charts/db/ci/a-values.yaml",), "prod", "db")  # an Application's
+    jobs = [released, web, *chart, api, lone]
+    early = Rendered({web: _made("web"), chart[0]: _made("db"), chart[1]: _made("db-a"), chart[2]: _made("db-b"),
+                      api: _made("api")}, {}, frozenset({api}))
+    late = Rendered({released: _made("db-prod")}, {}, frozenset())
+    unused = Rendered({lone: _made("lone")}, {}, frozenset())
+    both = merged([job for job in jobs if job != lone], [early, late, unused])
+    # one call: cached renders in job order, then the rest as batched (a chart's sets together, largest first)
+    assert list(both.renders) == [api, released, *chart, web]
+    assert both.cached == frozenset({api}) and both.skipped == {}
+    missing = renders._missing(KUSTOMIZE)  # no kustomize: skipped, whichever call met it
+    assert merged(jobs, [early._replace(skipped={lone: missing}), late]).skipped == {lone: missing}
