@@ -75,8 +75,10 @@ def test_an_atexit_callback_makes_the_lint_end_as_usual(tmp_path: Path) -> None:
 
 def test_a_running_thread_makes_the_lint_end_as_usual(tmp_path: Path) -> None:
     write(tmp_path, "deploy.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n")
-    code = ("import threading, time\nthreading.Thread(target=lambda: (time.sleep(0.5), print('thread done'))).start()\n"
-            + LINT + "code = main()\nprint('main returned', code)\nsys.exit(code)\n")
+    # the thread runs until the lint has returned (were the process ended at once, it never would)
+    code = ("import threading\nreturned = threading.Event()\n"
+            "threading.Thread(target=lambda: (returned.wait(60), print('thread done'))).start()\n"
+            + LINT + "code = main()\nprint('main returned', code, flush=True)\nreturned.set()\nsys.exit(code)\n")
     done = _run(code, tmp_path, capture_output=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "All checks passed!\nmain returned 0\nthread done\n"
