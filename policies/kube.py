@@ -4,7 +4,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
 if TYPE_CHECKING:
-    from typing import Any, Mapping
+    from typing import Any, Mapping, Sequence
 
 from .model import FieldPath, ObjectKey
 
@@ -103,6 +103,27 @@ _GROUP_KINDS_MAX = 10_000
 # a request may carry any apiVersion: only names of a real type's length are remembered (a group is a
 # DNS subdomain, 253 characters; a version and a kind are short), so the memo stays a few MB at most
 _GROUP_KIND_TEXT_MAX = 320
+
+
+def kinds_of(objects: Sequence[Any]) -> list[tuple[str, str]]:
+    """group_kind of each item's `.data` (a set rule's objects), in order.
+
+    The set rules of a unit run one after another over the same list, and each picks the kinds
+    it judges: the list's kinds are made once and kept for the last list asked about, while it
+    holds the same items (the check that it does costs one identity comparison per item).
+    """
+    from operator import is_  # (here: a one-file lint runs no set rule and need not import it)
+
+    if _LAST_KINDS:
+        last, items, kinds = _LAST_KINDS[0]
+        if last is objects and len(items) == len(objects) and all(map(is_, items, objects)):
+            return kinds
+    kinds = [group_kind(item.data) for item in objects]
+    _LAST_KINDS[:] = [(objects, tuple(objects), kinds)]
+    return kinds
+
+
+_LAST_KINDS: list[tuple[Sequence[Any], tuple[Any, ...], list[tuple[str, str]]]] = []
 
 
 def is_cluster_scoped(group: str, kind: str) -> bool:

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 else:
     from ..records import NamedTuple
 
-from ..kube import get_path, group_kind, is_workload, object_namespace, pod_template_labels, selector_path
+from ..kube import get_path, group_kind, is_workload, kinds_of, object_namespace, pod_template_labels, selector_path
 from ..model import INFO, FieldPath
 from ..rule import SetObject
 from ..selectors import Problem, Selector, TemplateIndex, parse_label_selector, parse_map_selector, selects
@@ -343,9 +343,9 @@ class PodSource(NamedTuple):
     common: Mapping[Any, Any] | None = None  # operator sources: labels every pod of it has
 
 
-def pod_source(data: Mapping[str, Any]) -> PodSource | None:
-    """What pods an object makes (see the module's documentation), or None."""
-    group, kind = group_kind(data)
+def pod_source(data: Mapping[str, Any], which: tuple[str, str] | None = None) -> PodSource | None:
+    """What pods an object makes (see the module's documentation), or None; `which`: its group_kind, when known."""
+    group, kind = which if which is not None else group_kind(data)
     if is_workload(group, kind):
         return PodSource([pod_template_labels(data)], True)
     if (group, kind) == POD:
@@ -408,8 +408,8 @@ class PodSources(NamedTuple):
 def pod_sources(objects: Sequence[SetObject], default_namespace: str) -> dict[str, PodSources]:
     """Every object that can make pods, grouped by namespace."""
     found: dict[str, PodSources] = {}
-    for index, item in enumerate(objects):
-        source = pod_source(item.data)
+    for index, (item, which) in enumerate(zip(objects, kinds_of(objects))):
+        source = pod_source(item.data, which)
         if source is None:
             continue
         namespace = namespace_of(item, default_namespace)

@@ -69,14 +69,16 @@ if TYPE_CHECKING:
 from ..autoscalers import (
     HPA,
     SCALE_TARGET_FIELDS,
+    SCALED_OBJECT,
     SCALE_TARGET_PATH,
+    VPA,
     VPA_TARGET_FIELDS,
     VPA_TARGET_PATH,
     is_horizontal_autoscaler,
     scale_target,
     vpa_target,
 )
-from ..kube import get_path, group_kind
+from ..kube import get_path, group_kind, kinds_of
 from ..model import WARNING, ObjectKey, Violation
 from ..rule import SET, SetObject
 
@@ -111,7 +113,10 @@ def check_set(
         if item.key is not None:
             present.setdefault(item.key, index)
             by_kind_name.setdefault((item.key.kind, item.key.name), []).append(index)
+    kinds = kinds_of(objects)
     for index in targets:
+        if kinds[index] not in _AUTOSCALERS:  # (what the tests below return None or skip on first)
+            continue
         item = objects[index]
         missing = _missing_api_version(item, objects, by_kind_name, namespace, ignore)
         if missing is not None:
@@ -151,6 +156,8 @@ def check_set(
                     hint += f"the reference names group {target.group or 'core'!r}: fix its apiVersion"
         yield index, Violation(ref_path + ("name",), message, hint)
 
+
+_AUTOSCALERS = frozenset({HPA, SCALED_OBJECT, VPA})  # the kinds this rule judges
 
 # The built-in kinds an HPA can scale, and where they live.
 _BUILT_IN_SCALABLE = {"Deployment": "apps/v1", "StatefulSet": "apps/v1", "ReplicaSet": "apps/v1"}

@@ -56,7 +56,8 @@ TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policie
 if TYPE_CHECKING:
     from typing import Any, Iterator, Mapping, Sequence
 
-from ..autoscalers import SCALE_TARGET_FIELDS, SCALE_TARGET_PATH, scale_target
+from ..autoscalers import HPA, SCALE_TARGET_FIELDS, SCALE_TARGET_PATH, SCALED_OBJECT, scale_target
+from ..kube import kinds_of
 from ..model import ERROR, ObjectKey, Violation
 from ..rule import SET, SetObject
 
@@ -77,7 +78,9 @@ def check_set(
     namespace = str(conf.get("default-namespace", "default"))
     scaled_by: dict[ObjectKey, list[int]] = defaultdict(list)
     aims: dict[int, ObjectKey] = {}
-    for index, item in enumerate(objects):
+    for index, (item, kind) in enumerate(zip(objects, kinds_of(objects))):
+        if kind != HPA and kind != SCALED_OBJECT:  # (scale_target's own test, on the unit's kinds made once)
+            continue
         target = scale_target(item.data, namespace)
         if target is not None:
             scaled_by[target].append(index)

@@ -57,7 +57,7 @@ TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policie
 if TYPE_CHECKING:
     from typing import Any, Iterator, Mapping, Sequence
 
-from ..kube import get_path, group_kind
+from ..kube import get_path, kinds_of
 from ..model import WARNING, FieldPath, Violation, format_path
 from ..rule import SET, SetObject
 from ..selectors import parse_label_selector
@@ -82,7 +82,8 @@ def check_set(
     objects: Sequence[SetObject], targets: Sequence[int], conf: Mapping[str, Any]
 ) -> Iterator[tuple[int, Violation]]:
     """Yield a violation for each target PodDisruptionBudget that selects no pod."""
-    budgets = [i for i in targets if group_kind(objects[i].data) == ("policy", "PodDisruptionBudget")]
+    kinds = kinds_of(objects)
+    budgets = [i for i in targets if kinds[i] == ("policy", "PodDisruptionBudget")]
     if not budgets:
         return
     pods = pod_lookup(objects, str(conf.get("default-namespace", "default")))

@@ -70,8 +70,8 @@ TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policie
 if TYPE_CHECKING:
     from typing import Any, Iterator, Mapping, Sequence
 
-from ..autoscalers import OFF, VPA_FIELDS, vpa_controlled, vpa_target, vpa_update_mode
-from ..kube import get_path, pod_template_path
+from ..autoscalers import OFF, VPA, VPA_FIELDS, vpa_controlled, vpa_target, vpa_update_mode
+from ..kube import get_path, kinds_of, pod_template_path
 from ..model import WARNING, ObjectKey, Violation
 from ..rule import SET, SetObject
 
@@ -109,7 +109,9 @@ def check_set(
     """Yield a violation for each VPA-controlled request or limit of a targeted workload."""
     namespace = str(conf.get("default-namespace", "default"))
     vpas: dict[ObjectKey, list[int]] = {}
-    for index, item in enumerate(objects):
+    for index, (item, kind) in enumerate(zip(objects, kinds_of(objects))):
+        if kind != VPA:  # (vpa_target's own test, on the unit's kinds made once)
+            continue
         target = vpa_target(item.data, namespace)
         if target is not None and vpa_update_mode(item.data) != OFF:
             vpas.setdefault(target, []).append(index)

@@ -69,7 +69,7 @@ TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policie
 if TYPE_CHECKING:
     from typing import Any, Iterator, Mapping, Sequence
 
-from ..kube import group_kind, is_workload, pod_template_labels, selector_path
+from ..kube import WORKLOADS, group_kind, kinds_of, pod_template_labels, selector_path
 from ..model import ERROR, FieldPath, Violation
 from ..rule import SET, SetObject
 from ..selectors import Selector, TemplateIndex
@@ -100,8 +100,8 @@ def check_set(
     default_namespace = str(conf.get("default-namespace", "default"))
     target_set = set(targets)
     workloads: dict[str, list[int]] = defaultdict(list)
-    for index, item in enumerate(objects):
-        if is_workload(*group_kind(item.data)):
+    for index, (item, kind) in enumerate(zip(objects, kinds_of(objects))):
+        if kind in WORKLOADS:
             workloads[namespace_of(item, default_namespace)].append(index)
     for namespace in sorted(workloads):
         members = workloads[namespace]
