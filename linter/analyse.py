@@ -177,7 +177,7 @@ def analyse(
             rules = by_kind.get(kind)
             if rules is None:
                 rules = by_kind[kind] = [(r, settings.rule_conf(code)) for code, r in object_rules
-                                         if kind in getattr(r, "KINDS", (kind,))]
+                                         if (kinds := _kinds(r)) is None or kind in kinds]
             for rule, conf in rules:
                 for violation in rule.check(obj, conf):
                     line, column = locate(node, violation.path)
@@ -201,6 +201,19 @@ def analyse(
     directives = scan_comments(text) if full else []
     spans = [(d.start_line, d.end_line) for d in loaded.documents]
     return FileResult(display, findings, objects, directives, spans, "")
+
+
+# An object rule's KINDS, or None for a rule of every kind; read once per rule: a rule without
+# KINDS asked again would go through the registry's __getattr__ and its AttributeError each time
+# (every file of a large tree, for each kind it holds).
+_KINDS: dict[int, tuple[Any, Any]] = {}  # id(rule) -> (the rule, kept alive so that its id stays its own; KINDS)
+
+
+def _kinds(rule: Any) -> Any:
+    known = _KINDS.get(id(rule))
+    if known is None or known[0] is not rule:
+        known = _KINDS[id(rule)] = (rule, getattr(rule, "KINDS", None))
+    return known[1]
 
 
 def _input_finding(display: str, code: str, line: int, column: int, message: str) -> Finding:
