@@ -241,8 +241,7 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
         charted: list[_ChartContext] = []  # what places fields when a finding asks, read again then (bind)
         with slot if slot is not None else contextlib.nullcontext():
             # each set's reply read as it comes, while the child renders the next set
-            for position, reply in enumerate(_run_helm(copy, requests, clock, labels, Path(scratch), templates.read_ahead,
-                                                       _spare(slot))):
+            for position, reply in enumerate(_run_helm(copy, requests, clock, labels, Path(scratch), templates.read_ahead)):
                 index, values, sources, problems = ready[position]
                 problems.extend(dependencies)
                 problems.extend(copied)
@@ -656,8 +655,7 @@ def _dependencies(meta: Any, requirements: Any) -> list[dict[str, Any]]:
 # -- the child process ------------------------------------------------------------------------
 
 def _run_helm(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Clock, labels: list[str],
-              scratch: Path, idle: Callable[[Callable[[], bool]], None] | None = None,
-              spare: Callable[[], Callable[[], None] | None] | None = None) -> Iterator[dict[str, Any]]:
+              scratch: Path, idle: Callable[[Callable[[], bool]], None] | None = None) -> Iterator[dict[str, Any]]:
     """Render the copy once per request in child processes: per request, {"manifests": {template path:
     text}} or {"error", "stage"}.
 
@@ -667,8 +665,6 @@ def _run_helm(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Clo
     Once the chart's or the run's time budget is used up, the sets left are not rendered (each says so).
     Each reply is given as it comes (the caller maps it while the child renders the next set);
     `idle` is called while a child renders its first set, with what says when its reply is there.
-    `spare` gives a free renderer slot (its release) when one is free and no other chart waits for it:
-    then a second child renders the last half of the sets left (_run_child).
     """
     answered = 0
     while answered < len(requests):
@@ -678,46 +674,41 @@ def _run_helm(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Clo
                 yield {"error": f"value set {label} not rendered: {clock.describe(spent)} was used up", "stage": "limit",
                        "passing": True}
             return
-        for reply in _run_child(copy, requests[answered:], clock, labels[answered:], scratch, idle, spare):
+        for reply in _run_child(copy, requests[answered:], clock, labels[answered:], scratch, idle):
             answered += 1
             yield reply
 
 
 def _run_child(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Clock, labels: list[str],
-               scratch: Path, idle: Callable[[Callable[[], bool]], None] | None = None,
-               spare: Callable[[], Callable[[], None] | None] | None = None,
-               texts: dict[str, str] | None = None, given: tuple[helm_pool.Child, int] | None = None) -> Iterator[dict[str, Any]]:
+               scratch: Path, idle: Callable[[Callable[[], bool]], None] | None = None) -> Iterator[dict[str, Any]]:
     """The replies of one child: one per request up to the first it could not answer (that one an error).
 
     The child comes from helm_pool.py (one that rendered an earlier chart whole, else a new one) and
-    goes back to it only when it answered every request. When `spare` gives a free slot while the sets
-    left would take the child long (kyverno's chart: 17 sets of ~0.1 s, the other chart done), a
-    second child renders the last half of them meanwhile (`given` to the call reading it, with the size
-    of its error output then); this one is stopped once it answered its half, and the second's replies
-    follow, in order: the same replies, the sets' order kept."""
+    goes back to it only when it answered every request."""
     import queue
     import time
 
-    texts = {} if texts is None else texts  # the templates' outputs so far, each once (_shared)
+    request = json.dumps({"chart": os.fspath(copy), "sets": requests, "memory": MEMORY, "max_output": MAX_OUTPUT})
+    texts: dict[str, str] = {}  # the templates' outputs so far, each once (_shared)
     last: dict[str, Any] = {}  # the templates' outputs of the last set answered: the child sends null for the same
-    if given is None:
-        try:
-            given = _started(copy, requests)
-        except OSError as exc:
-            yield {"error": f"cannot start the rendering process: {exc.strerror or exc}", "stage": "limit", "passing": True}
-            return
-    child, errors_from = given
+    try:
+        child = helm_pool.take(MEMORY)
+    except OSError as exc:
+        yield {"error": f"cannot start the rendering process: {exc.strerror or exc}", "stage": "limit", "passing": True}
+        return
+    errors_from = child.error_size()
     answered = 0
     stage: Any = None  # the last reply's
     whole = False
     final: dict[str, Any] | None = None  # the last set's reply: given once the child is ended or kept
-    end = len(requests)  # the sets this child answers (fewer once a helper renders the rest)
-    helper: tuple[tuple[helm_pool.Child, int], Callable[[], None]] | None = None
-    first_reply = 0.0
     try:
+        try:
+            child.send(request.encode())
+        except OSError:  # it ended before reading: its error output says why
+            pass
         if idle is not None:
             idle(lambda: not child.lines.empty() or child.process.poll() is not None)
-        while answered < end:
+        while answered < len(requests):
             wait, limit = clock.next_wait()
             started = time.monotonic()
             try:
@@ -744,19 +735,7 @@ def _run_child(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Cl
                 yield _died(child.error_output(errors_from), child.process.returncode)
                 return
             answered, stage = answered + 1, reply.get("stage")
-            now = time.monotonic()
-            first_reply = first_reply or now
-            if helper is None and spare is not None and answered >= 2 and end - answered >= 2 and stage is None \
-                    and (end - answered) // 2 * (now - first_reply) / (answered - 1) >= SPLIT_GAIN:
-                release = spare()
-                if release is not None:
-                    split = answered + (end - answered + 1) // 2
-                    try:
-                        helper = _started(copy, requests[split:]), release
-                        end = split
-                    except OSError:  # this child renders them all
-                        release()
-            if answered == end:  # a large chart's child must not sit beside its last set's mapping
+            if answered == len(requests):  # a large chart's child must not sit beside its last set's mapping
                 final = _shared(_filled(reply, last), texts)
                 break
             yield _shared(_filled(reply, last), texts)
@@ -766,53 +745,8 @@ def _run_child(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Cl
             helm_pool.give_back(child)
         else:
             child.end(kill=True)
-        if helper is not None and final is None:  # stopped before its half: the sets after are rendered again
-            helper[0][0].end(kill=True)
-            helper[1]()
-    if final is None:
-        return
-    handed = False  # the helper's replies read (its own _run_child ends or keeps it)
-    try:
+    if final is not None:
         yield final
-        if helper is not None:
-            handed = True
-            yield from _run_child(copy, requests[end:], clock, labels[end:], scratch, texts=texts, given=helper[0])
-    finally:
-        if helper is not None:
-            if not handed:  # the caller stopped reading
-                helper[0][0].end(kill=True)
-            helper[1]()
-
-
-SPLIT_GAIN = 0.3  # seconds a second child must save a chart's sets to be started for them (it costs ~0.15 s of CPU)
-
-
-def _started(copy: Path, requests: list[dict[str, Any]]) -> tuple[helm_pool.Child, int]:
-    """A child from the pool, sent the chart's sets, and the size of its error output before (OSError
-    when none can start)."""
-    child = helm_pool.take(MEMORY)
-    errors_from = child.error_size()
-    try:
-        child.send(json.dumps({"chart": os.fspath(copy), "sets": requests, "memory": MEMORY, "max_output": MAX_OUTPUT}).encode())
-    except OSError:  # it ended before reading: its error output says why
-        pass
-    return child, errors_from
-
-
-def _spare(slot: ContextManager[Any] | None) -> Callable[[], Callable[[], None] | None] | None:
-    """What takes a renderer slot for a chart's second child: only when renders.py bounds the children
-    with a semaphore, one is free now and no chart still waits for a child (the end of a run's renders)."""
-    import threading
-
-    if not isinstance(slot, threading.Semaphore):
-        return None
-    semaphore = slot
-
-    def take() -> Callable[[], None] | None:
-        if helm_pool.waiting() != 0 or not semaphore.acquire(blocking=False):
-            return None
-        return semaphore.release
-    return take
 
 
 def _filled(reply: dict[str, Any], last: dict[str, Any]) -> dict[str, Any]:

@@ -156,12 +156,6 @@ def _cpus() -> int:
         return os.cpu_count() or 1
 
 
-def waiting() -> int | None:
-    """How many charts still wait for a child (expect, less those taken), None when not known."""
-    with _LOCK:
-        return _WAITING[0]
-
-
 def give_back(child: Child) -> None:
     """A child that answered every set of its request: kept for the next chart, else ended.
 
