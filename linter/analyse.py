@@ -164,11 +164,10 @@ def analyse(
     findings.extend(_input_finding(display, *problem) for problem in loaded.problems)
     objects: list[ObjectRecord] = []
     tree = _context_tree()
-    object_rules = [
-        (code, rule) for code, rule in RULES.items() if rule.SCOPE == OBJECT and settings.enabled(code)
-    ] if full and not consumed else []
-    by_kind: dict[tuple[str, str], list[tuple[Any, Any]]] = {}  # the object rules for each kind met (rule.KINDS),
-    # with their options: a rule's module is imported when an object of its kinds is met (registry.py)
+    # The object rules for each kind met (rule.KINDS), with their options: a rule's module is imported
+    # when an object of its kinds is met (registry.py). Made once per settings (their memo), not per file.
+    by_kind: dict[tuple[str, str], list[tuple[Any, Any]]] = settings.memo.setdefault(_BY_KIND, {}) if full and not consumed else {}
+    object_rules = _object_rules(settings) if full and not consumed else []
     for document in loaded.documents:
         for prefix, node, obj in _objects(document.node, document.data):
             key = object_key(obj, settings.default_namespace)
@@ -201,6 +200,20 @@ def analyse(
     directives = scan_comments(text) if full else []
     spans = [(d.start_line, d.end_line) for d in loaded.documents]
     return FileResult(display, findings, objects, directives, spans, "")
+
+
+_BY_KIND = "analyse: object rules by kind"  # (keys of Settings.memo)
+_OBJECT_RULES = "analyse: object rules"
+
+
+def _object_rules(settings: Settings) -> list[tuple[str, Any]]:
+    """The object rules the settings enable, as (code, rule), in the registry's order."""
+    found: list[tuple[str, Any]] | None = settings.memo.get(_OBJECT_RULES)
+    if found is None:
+        found = settings.memo[_OBJECT_RULES] = [
+            (code, rule) for code, rule in RULES.items() if rule.SCOPE == OBJECT and settings.enabled(code)
+        ]
+    return found
 
 
 # An object rule's KINDS, or None for a rule of every kind; read once per rule: a rule without

@@ -46,3 +46,14 @@ def test_kinds_are_read_once_per_rule_across_files(monkeypatch: pytest.MonkeyPat
     assert len(asked) == len(set(asked))  # (rules whose line holds KINDS are not asked at all)
     for result in results:  # every file: the Deployment's findings, by the rules of its kind
         assert [(f.line, f.code) for f in result.findings] == [(10, "FW102"), (9, "FW201")]
+
+
+def test_each_settings_keeps_its_own_rules_for_each_kind() -> None:
+    """The rules for each kind are made once per Settings (their memo) and kept across files; two
+    configurations in one run (two folders) each lint with their own selection."""
+    everything, without = Settings(), Settings({"ignore": ["FW102"]})
+    for _ in range(3):
+        assert [f.code for f in analyse("a.yaml", TEXT, "", everything, True, Path("a.yaml")).findings] == ["FW102", "FW201"]
+        assert [f.code for f in analyse("b.yaml", TEXT, "", without, True, Path("b.yaml")).findings] == ["FW201"]
+    assert analyse("c.yaml", TEXT, "", everything, False, Path("c.yaml")).findings == []  # context: no object rules
+    assert [f.code for f in analyse("d.yaml", TEXT, "", everything, True, Path("d.yaml")).findings] == ["FW102", "FW201"]
