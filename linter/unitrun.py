@@ -338,19 +338,25 @@ class UnitRun:
 
 
 class _Early:
-    """renders.render on a thread of its own; `result` waits for it (and raises what it raised)."""
+    """renders.render in two halves: the render cache read here and now (a warm run renders nothing, and
+    its files are analysed as ever); what the cache lacks rendered on a thread of its own. `result` waits
+    for that thread (and raises what it raised)."""
 
     def __init__(self, root: Path, jobs: list[RenderJob], layout: Layout, default_namespace: Callable[[str], str],
                  cache: bool, made: Callable[[RenderJob, Render], None]) -> None:
         import threading
 
-        from .units.renders import render
+        from .units.renders import look_up, render_pending
 
-        self._outcome: list[Rendered | BaseException] = []
+        looked = look_up(root, jobs, layout, default_namespace, cache)
+        self._outcome: list[Rendered | BaseException] = [] if looked.pending else [looked.known]
+        self._thread: threading.Thread | None = None
+        if not looked.pending:
+            return
 
         def run() -> None:
             try:
-                self._outcome.append(render(root, jobs, layout, default_namespace, cache, made))
+                self._outcome.append(render_pending(root, looked, layout, default_namespace, cache, made))
             except BaseException as exc:  # handed to the thread that waits for it
                 self._outcome.append(exc)
 
@@ -358,10 +364,11 @@ class _Early:
         self._thread.start()
 
     def running(self) -> bool:
-        return self._thread.is_alive()
+        return self._thread is not None and self._thread.is_alive()
 
     def result(self) -> Rendered:
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
         outcome = self._outcome[0]
         if isinstance(outcome, BaseException):
             raise outcome

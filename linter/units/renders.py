@@ -121,7 +121,21 @@ def render(
     `made` is called with each job rendered anew as soon as it is, on the thread that rendered it:
     work on it there overlaps with the renders still running.
     """
-    started = time.monotonic()  # the run's Helm time budget counts from here (helm_budget.py)
+    return render_pending(root, look_up(root, jobs, layout, default_namespace, cache), layout, default_namespace, cache, made)
+
+
+class LookedUp(NamedTuple):
+    """The first half of `render`: what the render cache holds, and what must really be rendered."""
+
+    known: Rendered  # the cached renders, and the jobs no renderer makes
+    pending: list[tuple[RenderJob, str, list[str]]]  # (job, its renderer's cache key, the files it watches)
+    started: float  # the run's Helm time budget counts from here (helm_budget.py)
+
+
+def look_up(root: Path, jobs: Sequence[RenderJob], layout: Layout, default_namespace: Callable[[str], str],
+            cache: bool = True) -> LookedUp:
+    """Each job's render from the render cache, if it holds it; the jobs left to `render_pending`."""
+    started = time.monotonic()
     renders: dict[RenderJob, Render] = {}
     skipped: dict[RenderJob, NotLinted] = {}
     tools = {tool: _tool(tool) for tool in {job.tool for job in jobs}}
@@ -148,6 +162,13 @@ def render(
             renders[job] = cached
         else:
             pending.append((job, tool, watched))
+    return LookedUp(Rendered(renders, skipped, frozenset(renders)), pending, started)
+
+
+def render_pending(root: Path, looked: LookedUp, layout: Layout, default_namespace: Callable[[str], str],
+                   cache: bool = True, made: Callable[[RenderJob, Render], None] | None = None) -> Rendered:
+    """The second half of `render`: the jobs the cache lacks rendered, after those it held."""
+    pending, started = looked.pending, looked.started
 
     def make(batch: list[tuple[RenderJob, str, list[str]]]) -> list[tuple[RenderJob, Render]]:
         from . import render_cache
@@ -188,10 +209,10 @@ def render(
         from .helm_pool import close_idle
 
         close_idle()  # the Helm children kept for the next chart: there is none
-    cached_jobs = frozenset(renders)
+    renders = dict(looked.known.renders)
     for job, render_made in done:
         renders[job] = render_made
-    return Rendered(renders, skipped, cached_jobs)
+    return Rendered(renders, looked.known.skipped, looked.known.cached)
 
 
 def _batches(pending: list[tuple[RenderJob, str, list[str]]]) -> list[list[tuple[RenderJob, str, list[str]]]]:

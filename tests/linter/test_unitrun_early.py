@@ -50,7 +50,7 @@ def test_renders_start_before_the_files_are_analysed_and_nothing_forks_meanwhile
     shutil.rmtree(root / ".fieldwarden_cache", ignore_errors=True)
     begun, analysed = threading.Event(), threading.Event()
     seen: dict[str, Any] = {}
-    render, analyse_loaded, analyse_chunk = renders.render, engine._analyse_loaded, engine._analyse_chunk
+    render, analyse_loaded, analyse_chunk = renders.render_pending, engine._analyse_loaded, engine._analyse_chunk
 
     def rendering(*args: Any, **kwargs: Any) -> Rendered:
         begun.set()
@@ -68,7 +68,7 @@ def test_renders_start_before_the_files_are_analysed_and_nothing_forks_meanwhile
         seen.setdefault("render begun first", begun.wait(10))  # after the analysis, it would wait in vain
         return analyse_chunk(loaded, full)
 
-    monkeypatch.setattr(renders, "render", rendering)
+    monkeypatch.setattr(renders, "render_pending", rendering)
     monkeypatch.setattr(engine, "_analyse_loaded", loading)
     monkeypatch.setattr(engine, "_analyse_chunk", chunk)
     run = lint([], cwd=root)
@@ -156,3 +156,21 @@ def test_what_object_rules_find_is_placed_while_renders_run(name: str, tmp_path:
     monkeypatch.setattr(UnitRun, "rendered_findings", finding)
     run = lint([], cwd=root)
     assert run.code == 1 and late and late <= early  # every finding placed while rendering, asked for again after
+
+
+@needs_renderers
+def test_a_warm_run_reads_the_render_cache_first_and_analyses_as_ever(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing to render (row g: kubeflow/manifests warm): no render thread, the worker pool may run."""
+    root = _checkout("kustomize-app", tmp_path)
+    cold = _run(root, "json")
+    seen: list[bool] = []
+    analyse_loaded = engine._analyse_loaded
+
+    def loading(loaded: engine.Loaded, full: bool, alone: bool = False) -> list[Any]:
+        seen.append(alone)
+        return analyse_loaded(loaded, full, alone)
+
+    monkeypatch.setattr(engine, "_analyse_loaded", loading)
+    monkeypatch.setattr(renders, "render_pending", lambda *args, **kwargs: pytest.fail("rendered again"))
+    assert _run(root, "json") == cold
+    assert seen and not any(seen)
