@@ -8,10 +8,10 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from pathlib import Path
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
 if TYPE_CHECKING:
+    from os import PathLike
     from typing import Any, Iterable, NamedTuple
 else:
     from ..policies.records import NamedTuple
@@ -110,7 +110,7 @@ def _context_tree() -> PathTree:
     return _TREE
 
 
-def read_source(path: Path, settings: Settings) -> tuple[bytes | None, str]:
+def read_source(path: str | PathLike[str], settings: Settings) -> tuple[bytes | None, str]:
     """File bytes, or an explanation of why they cannot be had."""
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
@@ -133,7 +133,7 @@ def read_source(path: Path, settings: Settings) -> tuple[bytes | None, str]:
 
 
 def analyse(
-    display: str, data: bytes | None, error: str, settings: Settings, full: bool, path: Path | None, consumed: bool = False,
+    display: str, data: bytes | None, error: str, settings: Settings, full: bool, path: str | PathLike[str] | None, consumed: bool = False,
     read: Loaded | None = None,
 ) -> FileResult:
     """Lint one file's bytes. `full` runs object rules (targets); otherwise only projects.

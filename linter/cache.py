@@ -28,11 +28,13 @@ from __future__ import annotations
 import marshal
 import os
 import stat
-from pathlib import Path
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
 if TYPE_CHECKING:
+    from os import PathLike
     from typing import Any
+
+    StrPath = str | PathLike[str]  # a file's name: pathlib is not imported for a lint (render_cache.py passes Paths)
 
 from .. import __version__
 from ..policies.model import FieldPath, ObjectKey
@@ -119,7 +121,7 @@ def _new_key(path: str) -> bytes:
     return key
 
 
-def is_plain_folder(folder: Path) -> bool:
+def is_plain_folder(folder: StrPath) -> bool:
     """Whether `folder` is a real folder, not a symlink (to one) or anything else."""
     try:
         return stat.S_ISDIR(os.lstat(folder).st_mode)
@@ -127,23 +129,24 @@ def is_plain_folder(folder: Path) -> bool:
         return False
 
 
-def make_cache_folder(folder: Path) -> bool:
+def make_cache_folder(folder: StrPath) -> bool:
     """Create the cache folder with a .gitignore that keeps it out of git.
 
     False when it cannot be used for writing: it is a symlink or not a folder (say, one a
     repository planted), or it cannot be created.
     """
     try:
-        folder.mkdir(exist_ok=True)
-    except OSError:
-        return False
+        os.mkdir(folder)
+    except OSError:  # (as Path.mkdir(exist_ok=True): an existing folder is fine)
+        if not os.path.isdir(folder):
+            return False
     if not is_plain_folder(folder):
         return False
-    create_file(folder / ".gitignore", b"# created by fieldwarden\n*\n")
+    create_file(os.path.join(folder, ".gitignore"), b"# created by fieldwarden\n*\n")
     return True
 
 
-def create_file(path: Path, data: bytes) -> bool:
+def create_file(path: StrPath, data: bytes) -> bool:
     """Create a new file; False (and nothing written) when the name exists, even as a dangling link."""
     try:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
@@ -162,9 +165,9 @@ class ContextCache:
     that file is parsed every run.
     """
 
-    def __init__(self, root: Path, signature: object) -> None:
-        self.folder = root / CACHE_DIR
-        self.file = self.folder / CACHE_FILE
+    def __init__(self, root: StrPath, signature: object) -> None:
+        self.folder = os.path.join(root, CACHE_DIR)
+        self.file = os.path.join(self.folder, CACHE_FILE)
         self.signature = (FORMAT, __version__, marshal.version, signature)
         self.entries: dict[str, tuple[bytes, FileResult]] = {}
         self.dirty = False
@@ -209,16 +212,17 @@ class ContextCache:
         write_authentic(self.file, body, b"context-cache")
 
 
-def write_authentic(path: Path, body: bytes, purpose: bytes) -> None:
+def write_authentic(path: StrPath, body: bytes, purpose: bytes) -> None:
     """Write a cache file atomically, its body after a MAC under `purpose`; failures just mean no cache."""
     import tempfile
 
     mac = keyed_digest(body, purpose)
-    if mac is None or len(body) + 2 * _MAC_BYTES + 1 > MAX_CACHE_BYTES or not make_cache_folder(path.parent):
+    folder = _folder(path)
+    if mac is None or len(body) + 2 * _MAC_BYTES + 1 > MAX_CACHE_BYTES or not make_cache_folder(folder):
         return
     temporary = ""
     try:
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".cache-")  # O_EXCL: no link followed
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".cache-")  # O_EXCL: no link followed
         with os.fdopen(handle, "wb") as out:
             out.write(mac.hex().encode("ascii") + b"\n" + body)
         os.replace(temporary, path)  # replaces a link of that name, never writes through it
@@ -230,9 +234,14 @@ def write_authentic(path: Path, body: bytes, purpose: bytes) -> None:
                 pass
 
 
-def read_authentic(path: Path, purpose: bytes = b"context-cache") -> bytes:
+def _folder(path: StrPath) -> str:
+    """The folder a file is in (Path.parent's name)."""
+    return os.path.dirname(path) or "."
+
+
+def read_authentic(path: StrPath, purpose: bytes = b"context-cache") -> bytes:
     """The body of a cache file this user's fieldwarden wrote; ValueError or OSError otherwise."""
-    if not is_plain_folder(path.parent):
+    if not is_plain_folder(_folder(path)):
         raise ValueError("the cache folder is not a plain folder")
     # O_NOFOLLOW: not through a link; O_NONBLOCK: a FIFO must not hang the run (fstat refuses it)
     descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)

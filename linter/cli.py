@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Sequence
 
 from ..policies.config import ConfigError, Settings, unknown_selectors
-from .discover import find_git_root, project_files, walk
+from .discover import git_root, project_names, walk
 from .engine import Report, Scope, Source, lint
 from .resolve import Resolver, common_root, project_root
 from .formats import FORMATTERS
@@ -37,13 +37,15 @@ def run(args: Any) -> int:
     try:
         resolver, root = _settings(args)
         if getattr(args, "show_settings", None):
+            from pathlib import Path
+
             sys.stdout.write(show_settings(resolver, Path(args.show_settings), root))
             return 0
         targets = _targets(args.paths, resolver, args.stdin_filename, args.fix)
         if root is None and resolver.forced is None:  # nothing above the current folder: ask the files
             root = common_root(source.path for source in targets if source.path is not None)
         per_file = {source.display: resolver.for_file(source.display).settings for source in targets}
-        settings = resolver.for_file(Path.cwd() / "-").settings
+        settings = resolver.for_file(os.path.join(os.getcwd(), "-")).settings
         wanted = not args.no_context and any(s.context for s in per_file.values())
         context = _context(targets, resolver, root) if wanted else []
         per_file.update({str(path): resolver.for_file(path).settings for path in context})
@@ -95,7 +97,8 @@ def run(args: Any) -> int:
     else:
         output = FORMATTERS[name](shown, colour=colour, quiet=args.quiet)
     if args.output:
-        Path(args.output).write_text(output, encoding="utf-8")
+        with open(args.output, "w", encoding="utf-8") as handle:  # (as Path.write_text)
+            handle.write(output)
     else:
         stream.write(output)
     # each finding fails the run or not under the configuration of the file it is reported in
@@ -114,7 +117,7 @@ def _write_stdout(data: bytes) -> None:
         sys.stdout.write(data.decode("utf-8", "surrogateescape"))
 
 
-def _settings(args: Any) -> tuple[Resolver, Path | None]:
+def _settings(args: Any) -> tuple[Resolver, str | None]:
     """The per-file configuration resolver and the project root (see resolve.project_root)."""
     select = _split(args.select)
     ignore = _split(args.ignore)
@@ -122,21 +125,25 @@ def _settings(args: Any) -> tuple[Resolver, Path | None]:
         bad = unknown_selectors(entries)
         if bad:
             raise UsageError(f"unknown rule code or name: {', '.join(bad)} (see `fieldwarden rules`)")
-    forced = Path(args.config) if args.config else None
-    if forced is not None and not forced.is_file():
-        raise ConfigError(f"cannot read configuration {forced}: no such file")
-    cwd = Path.cwd().resolve()
-    root = forced.parent.resolve() if forced is not None else project_root(cwd)
+    forced: Path | None = None
+    cwd = os.path.realpath(os.getcwd())  # (Path.cwd().resolve())
+    if args.config:
+        from pathlib import Path
+
+        forced = Path(args.config)
+        if not forced.is_file():
+            raise ConfigError(f"cannot read configuration {forced}: no such file")
+    root = str(forced.parent.resolve()) if forced is not None else project_root(cwd)
 
     def check(data: dict[str, Any], text: str, source: str) -> None:
         # the marker goes to the project's cache folder, or beside the configuration outside one
-        _validate_cached(data, text, source, root or Path(source).parent)
+        _validate_cached(data, text, source, root or os.path.dirname(source) or ".")
 
     resolver = Resolver(
         forced, lambda settings: _live_rules(settings.with_overrides(select, ignore, args.fail_on), args), check,
         args.exclude, root or cwd
     )
-    resolver.for_file(cwd / "-")  # the configuration in force here: its errors are reported even with no files
+    resolver.for_file(os.path.join(cwd, "-"))  # the configuration in force here: its errors are reported even with no files
     return resolver, root
 
 
@@ -151,7 +158,7 @@ def _live_rules(settings: Settings, args: Any) -> Settings:
     return settings
 
 
-def show_settings(resolver: Resolver, path: Path, root: Path | None) -> str:
+def show_settings(resolver: Resolver, path: Path, root: str | None) -> str:
     """What `--show-settings FILE` prints: the configuration files and the resolved settings."""
     from ..policies.registry import RULES
 
@@ -184,7 +191,7 @@ def show_settings(resolver: Resolver, path: Path, root: Path | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _validate_cached(data: object, text: str, source: str, folder: Path) -> None:
+def _validate_cached(data: object, text: str, source: str, folder: str) -> None:
     """Validate against the JSON Schema, remembering configurations already found valid.
 
     The marker's name is a digest under the user's cache key (see cache.py), so a marker
@@ -194,8 +201,8 @@ def _validate_cached(data: object, text: str, source: str, folder: Path) -> None
     from .cache import CACHE_DIR, create_file, is_plain_folder, keyed_digest, make_cache_folder
 
     stamp = keyed_digest(f"{__version__}\0{text}".encode(), b"config-valid")
-    cache = folder / CACHE_DIR
-    marker = cache / f"config-{stamp.hex()}.ok" if stamp is not None else None
+    cache = os.path.join(folder, CACHE_DIR)
+    marker = os.path.join(cache, f"config-{stamp.hex()}.ok") if stamp is not None else None
     if marker is not None and is_plain_folder(cache) and os.path.lexists(marker):
         return
     from ..policies.config import validate
@@ -205,21 +212,21 @@ def _validate_cached(data: object, text: str, source: str, folder: Path) -> None
         create_file(marker, b"")
 
 
-def _shown(path: Path) -> str:
+def _shown(path: str | Path) -> str:
     """A path as --show-settings prints it: relative to the current folder when below it."""
     absolute = os.path.normpath(os.path.abspath(path))
     relative = os.path.relpath(absolute)
     return visible(absolute if relative.startswith("..") else relative)
 
 
-def _scope(args: Any, resolver: Resolver, root: Path | None) -> Scope:
+def _scope(args: Any, resolver: Resolver, root: str | None) -> Scope:
     """How the run cuts the project into units: fixtures, Helm value sets, `units:` globs, the git root."""
-    git = find_git_root(root) if root is not None else None
+    git = git_root(root) if root is not None else None
     return Scope(
         include_fixtures=bool(getattr(args, "include_fixtures", False)),
         helm_values=tuple(_helm_values(entry) for entry in getattr(args, "helm_values", None) or ()),
         unit_globs=tuple(resolver.unit_globs()),
-        git_root=os.fspath(git) if git is not None else "",
+        git_root=git if git is not None else "",
         allow_network=bool(getattr(args, "allow_network", False)),
     )
 
@@ -270,12 +277,18 @@ def _targets(paths: Sequence[str], resolver: Resolver, stdin_name: str, fix: boo
         if raw == "-":
             sources.append(Source(stdin_name, None, sys.stdin.buffer.read()))
             continue
-        path = Path(raw)
-        if path.is_dir():
-            sources.extend(Source(str(p), p) for p in walk(path) if not resolver.excluded(p))
-        elif path.exists() or path.is_symlink():
-            if not resolver.excluded(path):
-                sources.append(Source(str(path), path))
+        name = raw
+        if not _as_pathlib_shows(raw):  # str(Path(raw)) differs from raw: pathlib names the file
+            from pathlib import Path
+
+            name = str(Path(raw))
+        if os.path.isdir(name):
+            from pathlib import Path
+
+            sources.extend(Source(str(p), str(p)) for p in walk(Path(name)) if not resolver.excluded(p))
+        elif os.path.lexists(name):  # (Path's exists() or is_symlink())
+            if not resolver.excluded(name):
+                sources.append(Source(name, name))
         else:
             raise UsageError(f"{raw}: no such file or folder")
     if fix and any(s.path is None for s in sources):
@@ -285,21 +298,31 @@ def _targets(paths: Sequence[str], resolver: Resolver, stdin_name: str, fix: boo
     return sources
 
 
-def _context(targets: Sequence[Source], resolver: Resolver, root: Path | None) -> list[Path]:
+def _as_pathlib_shows(raw: str) -> bool:
+    """Whether `str(Path(raw))` is `raw` itself: no empty or `.` part (`./a`, `a//b`, `a/`), not `//` first.
+
+    The names of the files a run is given are shown as pathlib shows them; a name already so
+    (what pre-commit passes) is taken as it is, without importing pathlib.
+    """
+    parts = raw.split("/")
+    if raw.startswith("/"):
+        parts = parts[1:]
+    return bool(raw) and not raw.startswith("//") and all(part not in ("", ".") for part in parts)
+
+
+def _context(targets: Sequence[Source], resolver: Resolver, root: str | None) -> list[str]:
     """The project's other manifests, each excluded or not by its own configuration."""
     if root is None:
         return []
     # stdin stands for the file --stdin-filename names: its copy on disk is not context
     named = {os.path.realpath(s.path if s.path is not None else s.display) for s in targets}
-    cwd = Path.cwd()
+    cwd = os.getcwd()
+    below = cwd.rstrip("/") + "/"  # (Path.relative_to(Path.cwd()): a lexical prefix, part by part)
     out = []
-    for path in project_files(root):
+    for path in project_names(root):
         if os.path.realpath(path) in named or resolver.excluded(path):
             continue
-        try:
-            out.append(path.relative_to(cwd))
-        except ValueError:
-            out.append(path)
+        out.append(path[len(below):] if path.startswith(below) else path)
     return out
 
 
@@ -323,7 +346,8 @@ def _apply_fixes(report: Report, targets: Sequence[Source]) -> tuple[list[Source
             if source.path is None:
                 source = source._replace(data=remove_fields_from_bytes(source.data or b"", removals))
             else:
-                original = source.path.read_bytes()
+                with open(source.path, "rb") as handle:
+                    original = handle.read()
                 new = remove_fields_from_bytes(original, removals)
                 if new != original:
                     with open(source.path, "wb") as handle:
@@ -344,6 +368,11 @@ def _fix_plans(report: Report) -> dict[str, dict[int, list[tuple[str | int, ...]
         if fixable(f):
             plans.setdefault(f.file, {}).setdefault(f.document, []).append(f.raw_path)
     return plans
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
 
 
 def _commands_stopped() -> tuple[str, str]:
@@ -375,7 +404,7 @@ def _show_diff(report: Report, targets: Sequence[Source], quiet: bool) -> int:
         if not removals:
             continue
         try:
-            original = (source.data or b"") if source.path is None else source.path.read_bytes()
+            original = (source.data or b"") if source.path is None else _read(source.path)
             new = remove_fields_from_bytes(original, removals)
         except (OSError, FixError) as exc:
             print(f"fieldwarden: {visible(f'{source.display}: would not be fixed: {exc}')}", file=sys.stderr)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
-from pathlib import Path
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
 if TYPE_CHECKING:
+    from os import PathLike
+    from pathlib import Path
     from typing import Iterable, Iterator
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -42,18 +42,32 @@ def find_git_root(start: Path) -> Path | None:
     return None
 
 
+def git_root(start: str) -> str | None:
+    """find_git_root of an absolute path, as a string (a one-file run imports no pathlib)."""
+    folder = start
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
 def is_manifest_name(name: str) -> bool:
     """`*.yaml`, `*.yml` or `*.json`."""
     return name.lower().endswith(MANIFEST_SUFFIXES)
 
 
-def excluded(path: Path, root: Path, patterns: Iterable[str]) -> bool:
+def excluded(path: str | PathLike[str], root: str | PathLike[str], patterns: Iterable[str]) -> bool:
     """Whether `path` matches an exclude glob (relative to `root`; `dir/` and `**` work)."""
     if not patterns:
         return False
+    import fnmatch
+
     relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root)).replace(os.sep, "/")
     if relative.startswith("../"):
-        relative = path.as_posix()
+        relative = os.fspath(path).replace(os.sep, "/")  # (Path.as_posix)
     parts = relative.split("/")
     for pattern in patterns:
         pattern = pattern.strip().lstrip("./") if pattern.startswith("./") else pattern.strip()
@@ -66,18 +80,26 @@ def excluded(path: Path, root: Path, patterns: Iterable[str]) -> bool:
     return False
 
 
-def is_helm_template(path: Path) -> bool:
-    """A file inside a chart's `templates/` folder (a Chart.yaml beside that folder)."""
-    parent = path.parent
-    while parent.name and parent != parent.parent:
-        if parent.name == "templates" and (parent.parent / "Chart.yaml").is_file():
+def is_helm_template(path: str | PathLike[str]) -> bool:
+    """A file inside a chart's `templates/` folder (a Chart.yaml beside that folder).
+
+    `path` as pathlib shows it (no `.` part, no doubled or trailing `/`); its folders are looked at up
+    to its first part (an absolute path: up to the root)."""
+    parent = os.path.dirname(os.fspath(path))
+    while True:
+        name = os.path.basename(parent)
+        if not name:
+            return False
+        grand = os.path.dirname(parent)
+        if name == "templates" and os.path.isfile(os.path.join(grand, "Chart.yaml")):
             return True
-        parent = parent.parent
-    return False
+        parent = grand
 
 
 def walk(folder: Path) -> Iterator[Path]:
     """Manifest files below a folder, sorted, not following symlinked folders."""
+    from pathlib import Path
+
     stack = [folder]
     found: list[Path] = []
     while stack:
@@ -111,14 +133,14 @@ def start_listing(start: str) -> None:
     """
     if not hasattr(os, "posix_spawnp"):  # pragma: no cover - Windows
         return
-    root = find_git_root(Path(os.path.abspath(start)))
-    if root is not None and os.fspath(root) not in _STARTED:
+    root = git_root(os.path.abspath(start))
+    if root is not None and root not in _STARTED:
         started = _spawn_git(root, *_LISTING)
         if started is not None:
-            _STARTED[os.fspath(root)] = started
+            _STARTED[root] = started
 
 
-def _git_output(root: Path, *args: str) -> bytes | None:
+def _git_output(root: str | PathLike[str], *args: str) -> bytes | None:
     """Standard output of `git -C root ARGS`, or None when git is missing or fails."""
     started = _STARTED.pop(os.fspath(root), None) if args == _LISTING else None
     if started is None:
@@ -134,7 +156,7 @@ def _git_output(root: Path, *args: str) -> bytes | None:
     return _collect(*started) if started is not None else None
 
 
-def _spawn_git(root: Path, *args: str) -> tuple[int, int] | None:
+def _spawn_git(root: str | PathLike[str], *args: str) -> tuple[int, int] | None:
     """Start `git -C root ARGS`: its pid and the pipe its standard output goes to.
 
     Spawned directly: importing subprocess (with signal, selectors and locale) costs
@@ -179,13 +201,29 @@ def go_files(root: Path | str) -> tuple[str, ...] | None:
 
 def project_files(root: Path) -> list[Path]:
     """Every manifest file of the project: git's view (tracked + untracked, not ignored) if any."""
-    if (root / ".git").exists():
-        listing = _git_output(root, *_LISTING)
-        if listing is not None:
-            listed = listing.decode("utf-8", "surrogateescape").split("\0")
-            names = {name for name in listed if is_manifest_name(name)}
-            _GO_FILES[os.path.abspath(root)] = tuple(name for name in listed if name.endswith(".go"))
-            base = os.fspath(root)
-            # sorted as paths compare (part by part), before making 2,000 Path objects
-            return [root / name for name in sorted(names, key=_parts) if os.path.isfile(os.path.join(base, name))]
-    return list(walk(root))
+    listed = _git_listed(os.fspath(root))
+    return list(walk(root)) if listed is None else [root / name for name in listed]
+
+
+def project_names(root: str) -> list[str]:
+    """project_files of a root given as a string (as pathlib shows it), as strings: `root/name`."""
+    listed = _git_listed(root)
+    if listed is None:
+        from pathlib import Path
+
+        return [str(path) for path in walk(Path(root))]
+    return [os.path.join(root, name) for name in listed]
+
+
+def _git_listed(base: str) -> list[str] | None:
+    """The manifest files git lists in `base` (tracked + untracked, not ignored), project-relative and
+    sorted as paths compare (part by part); None when `base` is no repository root or git fails."""
+    if not os.path.exists(os.path.join(base, ".git")):
+        return None
+    listing = _git_output(base, *_LISTING)
+    if listing is None:
+        return None
+    listed = listing.decode("utf-8", "surrogateescape").split("\0")
+    names = {name for name in listed if is_manifest_name(name)}
+    _GO_FILES[os.path.abspath(base)] = tuple(name for name in listed if name.endswith(".go"))
+    return [name for name in sorted(names, key=_parts) if os.path.isfile(os.path.join(base, name))]

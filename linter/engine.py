@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import gc
 import os
-from pathlib import Path
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Callable, Iterable, NamedTuple, Sequence, TypeVar
 else:
     from ..policies.records import NamedTuple
@@ -56,7 +56,7 @@ class Source(NamedTuple):
     """A file to read (path) or text already in hand (stdin)."""
 
     display: str
-    path: Path | None
+    path: str | None  # as pathlib shows it
     data: bytes | None = None
 
 
@@ -86,9 +86,9 @@ class Report(NamedTuple):
 
 def lint(
     targets: Sequence[Source],
-    context: Sequence[Path],
+    context: Sequence[str],
     settings: Settings,
-    root: Path | None,
+    root: str | Path | None,
     settings_for: Callable[[str], Settings] | None = None,
     scope: Scope = Scope(),
 ) -> Report:
@@ -112,7 +112,7 @@ def lint(
 
 
 def _lint(
-    targets: Sequence[Source], context: Sequence[Path], settings_for: Callable[[str], Settings], root: Path | None,
+    targets: Sequence[Source], context: Sequence[str], settings_for: Callable[[str], Settings], root: str | Path | None,
     scope: Scope,
 ) -> Report:
     names = _Names(os.path.abspath(root) if root is not None else os.getcwd())
@@ -139,7 +139,7 @@ def _lint(
     if may_render(inside):
         from .units.renders import find
 
-        layout = find(Path(names.base), inside, _helm_values(scope, names), network=scope.allow_network)
+        layout = find(_path(names.base), inside, _helm_values(scope, names), network=scope.allow_network)
         consumed.update(layout.consumed)
         consumed.update(kustomization_folder_files(inside))  # a folder with a kustomization is applied through it
         if layout.charts:
@@ -147,8 +147,8 @@ def _lint(
     targets, target_ids = _without_stray_helpers(targets, target_ids, consumed, notices)
     wanted = set(target_ids)
     work = UnitRun(names, wanted, settings_for, layout)
-    if not scope.plan_only:  # the renders the layout names run while the files are analysed (in this process alone)
-        work.start(Path(names.base), scope.render_cache)
+    if not scope.plan_only and layout is not None:  # the renders the layout names run while the files are analysed
+        work.start(names.base, scope.render_cache)  # (in this process alone)
     target_results = _analyse_all(
         [(s.display, s.path, s.data, settings_for(s.display), key in consumed) for s, key in zip(targets, target_ids)],
         alone=work.rendering(),
@@ -161,10 +161,10 @@ def _lint(
                       alone)
     all_units = plan.units + ([Unit(STDIN, (STDIN,))] if STDIN in results else [])
     all_units = split_alternatives(all_units, lambda key: [r.key for r in _objects(results.get(key))], notices,
-                                   same_content(Path(names.base)))
+                                   same_content(names.base))
     if scope.plan_only:
         return Report([], notices, len(target_results), planned=all_units, layout=layout, fixtures=left_out)
-    relevant = work.relevant(all_units, Path(names.base), scope.render_cache)
+    relevant = work.relevant(all_units, names.base, scope.render_cache)
     notices.extend(work.notices)
     findings = [f for r in target_results for f in r.findings if settings_for(r.file).enabled(f.code)]
     findings.extend(work.failures)
@@ -197,6 +197,13 @@ _TEST_NAMES = ("chainsaw-test.yaml", "chainsaw-test.yml", "kyverno-test.yaml", "
                "mkdocs.yaml")
 
 
+def _path(name: str) -> Path:
+    """pathlib's Path, for the modules that take one (a one-file lint does not import pathlib)."""
+    from pathlib import Path
+
+    return Path(name)
+
+
 def _read_tests(base: str, files: Sequence[str], go: Sequence[str] | None) -> tuple[frozenset[str], dict[str, str]]:
     """units/testruns.read's fixtures and files applied alone, or none when the file lists hold nothing it
     reads (go: None is a project outside git, whose Go tests it looks for)."""
@@ -206,7 +213,7 @@ def _read_tests(base: str, files: Sequence[str], go: Sequence[str] | None) -> tu
         return frozenset(), {}
     from .units.testruns import read
 
-    found = read(Path(base), files, go)
+    found = read(_path(base), files, go)
     return found.fixtures, found.alone
 
 
@@ -322,9 +329,9 @@ def _placed_outside(
     found: dict[str, FileResult] = {}
     for file in sorted({finding.file for finding in findings} - named - {STDIN}):
         settings = settings_for(file)
-        data, error = read_source(Path(file), settings)
+        data, error = read_source(file, settings)
         if data is not None:
-            found[file] = analyse(file, data, error, settings, True, Path(file), file in consumed)
+            found[file] = analyse(file, data, error, settings, True, file, file in consumed)
     return found
 
 
@@ -432,7 +439,7 @@ def _relabelled(finding: Finding, result: FileResult, unit: Unit) -> Finding:
     return finding
 
 
-def _analyse_all(jobs: list[tuple[str, Path | None, bytes | None, Settings, bool]], alone: bool = False) -> list[FileResult]:
+def _analyse_all(jobs: list[tuple[str, str | None, bytes | None, Settings, bool]], alone: bool = False) -> list[FileResult]:
     """Targets: (display, path, data, settings, consumed by a render); `alone`: in this process."""
     loaded: Loaded = []
     for display, path, data, settings, consumed in jobs:
@@ -444,7 +451,7 @@ def _analyse_all(jobs: list[tuple[str, Path | None, bytes | None, Settings, bool
 
 
 # (display, path, data, read error, settings, consumed by a render: see analyse())
-Loaded = list[tuple[str, Path | None, bytes | None, str, Settings, bool]]
+Loaded = list[tuple[str, str | None, bytes | None, str, Settings, bool]]
 
 
 def _analyse_loaded(loaded: Loaded, full: bool, alone: bool = False) -> list[FileResult]:
@@ -551,7 +558,7 @@ def _analyse_chunk(chunk: Loaded, full: bool) -> list[FileResult]:
 
 
 def _load_context(
-    paths: Sequence[Path], settings_for: Callable[[str], Settings], root: Path | None, keep: Iterable[str] = (),
+    paths: Sequence[str], settings_for: Callable[[str], Settings], root: str | Path | None, keep: Iterable[str] = (),
     alone: bool = False,
 ) -> list[FileResult]:
     """What set rules need from the context files, in the order of `paths`.

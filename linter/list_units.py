@@ -31,7 +31,7 @@ def run(args: Any) -> int:
             raise UsageError(f"no such file or folder: {', '.join(missing)}")
         resolver, root = _settings(options)
         if root is None:
-            root = Path.cwd()
+            root = os.getcwd()
         targets = _targets(options.paths, resolver, "-", False)
         context = [*(s.path for s in targets if s.path is not None), *_context(targets, resolver, root)]
         scope = _scope(options, resolver, root)._replace(plan_only=True)

@@ -11,16 +11,17 @@ whichever configuration a file gets.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
 if TYPE_CHECKING:
+    from os import PathLike
+    from pathlib import Path
     from typing import Any, Callable, Iterable, NamedTuple
 else:
     from ..policies.records import NamedTuple
 
 from ..policies.config import MAX_CONFIG_BYTES, ConfigChain, Settings, load_config_chain
-from .discover import CONFIG_NAMES, excluded, find_git_root
+from .discover import CONFIG_NAMES, excluded, find_git_root, git_root
 
 if TYPE_CHECKING:
     Check = Callable[[dict[str, Any], str, str], None]  # validate(data, text, source)
@@ -31,7 +32,7 @@ class FileConfig(NamedTuple):
 
     settings: Settings
     files: tuple[Path, ...]  # configuration files, the nearest first then what it extends; () for defaults
-    excludes: tuple[tuple[Path, tuple[str, ...]], ...]  # (folder the patterns are relative to, patterns)
+    excludes: tuple[tuple[Path | str, tuple[str, ...]], ...]  # (folder the patterns are relative to, patterns)
     units: tuple[tuple[Path, tuple[str, ...]], ...] = ()  # `units:` globs, the same way
 
 
@@ -44,13 +45,13 @@ class Resolver:
         overrides: Callable[[Settings], Settings],
         check: Check | None = None,
         cli_excludes: Iterable[str] = (),
-        cli_base: Path | None = None,
+        cli_base: Path | str | None = None,
     ) -> None:
         self.forced = forced
         self._overrides = overrides
         self._check = check
         self._cli_excludes = tuple(cli_excludes)
-        self._cli_base = cli_base or Path.cwd()
+        self._cli_base = cli_base or os.getcwd()
         self._nearest: dict[str, str | None] = {}  # absolute folder -> its configuration file
         self._configs: dict[str | None, FileConfig] = {}  # configuration file -> what it yields
 
@@ -88,15 +89,17 @@ class Resolver:
         if config is None:
             chain = ConfigChain({}, (), ())
         else:
+            from pathlib import Path
+
             chain = load_config_chain(Path(config), self._check, within=find_git_root(Path(config).absolute().parent))
         settings = self._overrides(Settings(chain.data, config))
-        excludes = chain.excludes
+        excludes: tuple[tuple[Path | str, tuple[str, ...]], ...] = chain.excludes
         if self._cli_excludes:
             excludes = (*excludes, (self._cli_base, self._cli_excludes))
         found = self._configs[config] = FileConfig(settings, chain.files, excludes, chain.units)
         return found
 
-    def for_file(self, path: Path | str) -> FileConfig:
+    def for_file(self, path: str | PathLike[str]) -> FileConfig:
         """The configuration of a file (which need not exist: stdin's --stdin-filename)."""
         if self.forced is not None:
             return self.load(str(self.forced))
@@ -111,7 +114,7 @@ class Resolver:
                     found[(pattern, os.fspath(base))] = None
         return list(found)
 
-    def excluded(self, path: Path) -> bool:
+    def excluded(self, path: str | PathLike[str]) -> bool:
         """Whether the file's own configuration (or --exclude) excludes it."""
         return any(excluded(path, base, patterns) for base, patterns in self.for_file(path).excludes)
 
@@ -133,30 +136,33 @@ def _own_config(folder: str) -> str | None:
     return None
 
 
-def project_root(start: Path) -> Path | None:
-    """The project whose manifests are loaded as context, seen from `start` (absolute).
+def project_root(start: str) -> str | None:
+    """The project whose manifests are loaded as context, seen from `start` (absolute, as pathlib shows it).
 
     The folder of the outermost configuration between `start` and the git repository's
     root (or the filesystem's root outside git), else the git repository. A configuration
     nested below `start` never narrows it; one in a subfolder above `start` but below
     a configuration further up does not either.
     """
-    git = find_git_root(start)
+    git = git_root(start)
     top = None
-    for folder in (start, *start.parents):
-        if _own_config(str(folder)) is not None:
+    folder = start
+    while True:
+        if _own_config(folder) is not None:
             top = folder
-        if git is not None and folder == git:
+        parent = os.path.dirname(folder)
+        if (git is not None and folder == git) or parent == folder:
             break
+        folder = parent
     return top if top is not None else git
 
 
-def common_root(paths: Iterable[Path]) -> Path | None:
+def common_root(paths: Iterable[str | PathLike[str]]) -> str | None:
     """The project of the files themselves, when there is none above the current folder.
 
     Run from a folder outside any project (no configuration, no git repository) on files
     below it that have a configuration of their own: the project is the one seen from
     the files' folders, if they all agree on one; else there is none (no context).
     """
-    roots = {project_root(Path(folder)) for folder in {os.path.dirname(os.path.abspath(p)) for p in paths}}
+    roots = {project_root(folder) for folder in {os.path.dirname(os.path.abspath(p)) for p in paths}}
     return roots.pop() if len(roots) == 1 else None

@@ -9,10 +9,10 @@ rendered object is reported where rendered.locate places it, in whichever file t
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Callable, NamedTuple, Protocol, Sequence
 else:
     from ..policies.records import NamedTuple
@@ -73,7 +73,7 @@ class UnitRun:
         self.chosen: list[Unit] = []  # what `relevant` returned (the live checks go through them again)
         self._early: _Early | None = None  # the renders `start` began
 
-    def start(self, root: Path, cache: bool = True) -> None:
+    def start(self, root: str, cache: bool = True) -> None:
         """Begin, on another thread, the renders the layout names alone, while this one analyses the files.
 
         Every kustomization root is rendered as `RenderJob(KUSTOMIZE, root)` whatever declares it,
@@ -91,7 +91,9 @@ class UnitRun:
                     for values in layout.charts[chart] or [()])
         jobs = [job for job in jobs if self._may_read(job, folders)]
         if jobs:
-            self._early = _Early(root, jobs, layout, self._default_namespace, cache, self._analyse_if_read)
+            from pathlib import Path  # (not imported by a lint without renders)
+
+            self._early = _Early(Path(root), jobs, layout, self._default_namespace, cache, self._analyse_if_read)
 
     def rendering(self) -> bool:
         """Whether renders `start` began still run (no worker process may be forked meanwhile: see engine.py)."""
@@ -109,7 +111,7 @@ class UnitRun:
                 if RULES[finding.code].SCOPE == OBJECT:
                     self.place(item.obj, finding.raw_path)  # kept by the object (rendered.py): rendered_findings asks again
 
-    def relevant(self, units: Sequence[Unit], root: Path, cache: bool = True) -> list[Unit]:
+    def relevant(self, units: Sequence[Unit], root: str, cache: bool = True) -> list[Unit]:
         """The units holding a file being linted; their renders made."""
         folders = folders_with_ancestors(self.wanted)
         candidates: list[tuple[Unit, bool]] = []
@@ -122,6 +124,8 @@ class UnitRun:
                 candidates.append((unit, plain))
                 jobs.extend(unit.renders)
         if jobs and self.layout is not None:
+            from pathlib import Path
+
             from .units.renders import merged, render
 
             plain_jobs = {job for unit, plain in candidates if plain for job in unit.renders}
@@ -133,7 +137,7 @@ class UnitRun:
             early = self._early.result() if self._early is not None else None
             begun = {*early.renders, *early.skipped} if early is not None else set()
             rest = [job for job in jobs if job not in begun]
-            made = render(root, rest, self.layout, self._default_namespace, cache, analyse_if_linted) if rest else None
+            made = render(Path(root), rest, self.layout, self._default_namespace, cache, analyse_if_linted) if rest else None
             made = merged(jobs, [part for part in (early, made) if part is not None])
             self.renders = made.renders
             self._report(made.renders, made.skipped, units)

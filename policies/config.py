@@ -7,10 +7,10 @@ is built from the rules' declared options and shipped as `config.schema.json`.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Callable, Iterable, Mapping, NamedTuple
 else:
     from .records import NamedTuple
@@ -18,7 +18,17 @@ else:
 from .model import SEVERITIES, SEVERITY_RANK, WARNING
 from .registry import RULES, resolve
 
-SCHEMA_FILE = Path(__file__).with_name("config.schema.json")
+
+
+def __getattr__(name: str) -> Path:
+    """SCHEMA_FILE, the shipped schema's path: made when asked (pathlib is not imported for a lint)."""
+    if name != "SCHEMA_FILE":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from pathlib import Path
+
+    return Path(__file__).with_name("config.schema.json")
+
+
 DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
 # An AdmissionReview carries the object and, on UPDATE, the old object: each up to the
 # API server's 3 MiB request limit, in JSON (larger than the protobuf etcd keeps).
@@ -438,6 +448,8 @@ def _yaml_error(exc: Exception, source: str) -> str:
 
 def _shown_path(path: Path) -> Path:
     """A path as messages name it: relative to the current folder when below it, else absolute."""
+    from pathlib import Path
+
     absolute = os.path.abspath(path)
     relative = os.path.relpath(absolute)
     return Path(absolute if relative.startswith("..") else relative)

@@ -29,9 +29,9 @@ Pure: unit and object keys in, units and a notice out.
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from itertools import combinations
-from pathlib import Path
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
 if TYPE_CHECKING:
@@ -149,20 +149,22 @@ def split_alternatives(units: Sequence[Unit], keys_of: Keys, notices: list[str],
     return out
 
 
-def same_content(root: Path) -> Same:
+def same_content(root: str) -> Same:
     """Whether two project files (relative to `root`) hold the same documents, field for field
     (comments and layout aside; unreadable: not the same)."""
     def same(a: str, b: str) -> bool:
-        first = _documents(root / a)
-        return first is not None and first == _documents(root / b)
+        first = _documents(os.path.join(root, a))
+        return first is not None and first == _documents(os.path.join(root, b))
     return same
 
 
-def _documents(path: Path) -> list[Any] | None:
+def _documents(path: str) -> list[Any] | None:
     from ..loader import decode, load
 
     try:
-        text, _problem = decode(path.read_bytes())
+        with open(path, "rb") as handle:
+            data = handle.read()
+        text, _problem = decode(data)
     except OSError:
         return None
     return None if text is None else [document.data for document in load(text).documents]

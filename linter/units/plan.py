@@ -22,8 +22,6 @@ Everything here is pure: plain data in, plain data out.
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase
-
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
 if TYPE_CHECKING:
     from typing import Iterable, Mapping, NamedTuple, Sequence
@@ -219,6 +217,8 @@ def _segments_match(pattern: list[str], parts: list[str]) -> bool:
     head = pattern[0]
     if head == "**":
         return any(_segments_match(pattern[1:], parts[index:]) for index in range(len(parts) + 1))
+    from fnmatch import fnmatchcase  # (only with `units:` globs)
+
     return bool(parts) and fnmatchcase(parts[0], head) and _segments_match(pattern[1:], parts[1:])
 
 
