@@ -23,10 +23,10 @@ from ..policies.registry import RULES
 from ..policies.rule import OBJECT
 from .analyse import FileResult, Finding, analyse
 from .sets import Member, annotated, labelled
-from .units.not_linted import NotLinted, defining_file
 from .units.plan import CHART_FILE, HELM, KUSTOMIZATION_NAMES, KUSTOMIZE, InlineValues, RenderJob, Unit, folder_of, folders_with_ancestors, is_below
 
 if TYPE_CHECKING:  # the renderers' side is imported when a unit has renders (units/renders.py)
+    from .units.not_linted import NotLinted
     from .units.rendered import Render, RenderedObject
     from .units.renders import Layout, Rendered
 
@@ -165,6 +165,8 @@ class UnitRun:
 
     def _report(self, made: dict[RenderJob, Render], skipped: dict[RenderJob, NotLinted], units: Sequence[Unit]) -> None:
         """FW007 for units not linted, FW006 or notices for renders that failed or warned; their files judge no suppressions."""
+        from .units.not_linted import NotLinted  # (with renders only)
+
         named = {job: unit.name for unit in units for job in unit.renders}
         sources = {job: unit.source for unit in units for job in unit.renders if unit.source}
         written = {job: dict(unit.written) for unit in units for job in unit.renders if unit.written}
@@ -234,6 +236,8 @@ class UnitRun:
         """The file that makes the job a unit: the GitOps object's that declares it, its Chart.yaml, or its kustomization file."""
         if job in sources:
             return sources[job]
+        from .units.not_linted import defining_file
+
         if job.tool == HELM:
             return defining_file(job.folder, CHART_FILE)
         for key in sorted(self.layout.consumed_by.get(job.folder, ())) if self.layout is not None else ():

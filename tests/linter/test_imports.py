@@ -156,6 +156,7 @@ DEFERRED = (
     # (read only when the project holds a test runner's manifest, an mkdocs configuration or a Go test)
     "fieldwarden.linter.units.testruns", "fieldwarden.linter.units.gotests", "fieldwarden.linter.units.docexamples",
     "fieldwarden.linter.units.reading",
+    "fieldwarden.linter.units.not_linted",  # (FW007's record: with renders only)
 )
 
 
