@@ -18,17 +18,7 @@ else:
 from .model import SEVERITIES, SEVERITY_RANK, WARNING
 from .registry import RULES, resolve
 
-
-
-def __getattr__(name: str) -> Path:
-    """SCHEMA_FILE, the shipped schema's path: made when asked (pathlib is not imported for a lint)."""
-    if name != "SCHEMA_FILE":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from pathlib import Path
-
-    return Path(__file__).with_name("config.schema.json")
-
-
+SCHEMA_FILE = os.path.join(os.path.dirname(__file__), "config.schema.json")  # (a string: a lint imports no pathlib)
 DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
 # An AdmissionReview carries the object and, on UPDATE, the old object: each up to the
 # API server's 3 MiB request limit, in JSON (larger than the protobuf etcd keeps).

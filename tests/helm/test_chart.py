@@ -479,7 +479,7 @@ def test_the_image_follows_the_values() -> None:
 def test_values_schema_embeds_the_policy_configuration_schema() -> None:
     embedded = dict(values_schema()["properties"]["config"])
     assert embedded.pop("$id", None), "the embedded schema needs an $id so that its #/$defs references resolve"
-    assert embedded == json.loads(SCHEMA_FILE.read_text(encoding="utf-8")), (
+    assert embedded == json.loads(Path(SCHEMA_FILE).read_text(encoding="utf-8")), (
         "helm/fieldwarden/values.schema.json is behind policies/config.schema.json: "
         "run `python3 helm/sync_config_schema.py`")
 

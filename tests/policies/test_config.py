@@ -26,7 +26,7 @@ metadata:
 
 
 def test_shipped_schema_is_current() -> None:
-    assert SCHEMA_FILE.read_text() == schema_json(), "run `fieldwarden schema > policies/config.schema.json`"
+    assert Path(SCHEMA_FILE).read_text() == schema_json(), "run `fieldwarden schema > policies/config.schema.json`"
 
 
 def test_longest_prefix_wins_and_ties_go_to_ignore() -> None:
