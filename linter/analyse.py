@@ -24,7 +24,7 @@ from ..policies.model import FieldPath, ObjectKey, format_path, lighter
 from ..policies.registry import RULES
 from ..policies.rule import OBJECT, SET
 from .discover import is_helm_template
-from .units.gitops import PATHS as GITOPS_PATHS
+from .units.plan import PATHS as GITOPS_PATHS
 from .loader import Loaded, decode, load, json_non_manifest, locate
 from .suppress import ANNOTATION, Directive, annotation_codes, scan_comments
 

@@ -30,12 +30,11 @@ from ..policies.registry import resolve
 from ..policies.rule import ADMISSION
 from .analyse import FileResult, Finding, ObjectRecord, analyse, context_paths, locate_in_record, read_source
 from .units.alternatives import same_content, split_alternatives
-from .units.gitops import may_declare
 from .sets import Member, labelled, merged_duplicates, project_index, run_set_rules
 from .suppress import covers, directive_document
 from .units.plan import (
     Declaration, Unit, chainsaw_folders, chart_of, declared_by_globs, folder_of, folders_with_ancestors, is_fixture,
-    kustomization_folder_files, may_render, step_folders,
+    kustomization_folder_files, may_declare, may_render, step_folders,
 )
 from .units.plan import plan as units_plan
 from .discover import go_files

@@ -36,38 +36,10 @@ if TYPE_CHECKING:
     from typing import Any, Iterable, Mapping
 
 from .plan import Declaration, InlineValues, Written
-
-ARGO_GROUP = "argoproj.io"
-FLUX_KUSTOMIZE_GROUP = "kustomize.toolkit.fluxcd.io"
-FLUX_HELM_GROUP = "helm.toolkit.fluxcd.io"
-GROUPS = (ARGO_GROUP, FLUX_KUSTOMIZE_GROUP, FLUX_HELM_GROUP)
-
-_SOURCE_FIELDS: tuple[tuple[str, ...], ...] = (
-    ("path",), ("chart",), ("directory", "recurse"), ("helm", "valueFiles"), ("helm", "releaseName"),
-    ("helm", "values"), ("helm", "valuesObject"),
-)
-# What the linter's object projections must keep for this module (see analyse.context_paths).
-PATHS: tuple[tuple[str, ...], ...] = (
-    *(("spec", "source", *field) for field in _SOURCE_FIELDS),
-    *(("spec", "sources", "*", *field) for field in _SOURCE_FIELDS),
-    ("spec", "destination", "namespace"),
-    ("spec", "path"),
-    ("spec", "targetNamespace"),
-    ("spec", "releaseName"),
-    ("spec", "values"),
-    ("spec", "valuesFrom"),
-    ("spec", "chart", "spec", "chart"),
-    ("spec", "chart", "spec", "valuesFiles"),
-    ("spec", "chart", "spec", "sourceRef", "kind"),
-    ("spec", "sourceRef", "kind"),
-    ("spec", "sourceRef", "name"),
-    ("spec", "sourceRef", "namespace"),
-)
-
-
-def may_declare(api_version: object) -> bool:
-    """Whether objects of this apiVersion can name units (a cheap first look)."""
-    return isinstance(api_version, str) and api_version.partition("/")[0] in GROUPS
+# (what names units is in plan.py, which every lint loads: a lint without GitOps objects does not load this module)
+from .plan import ARGO_GROUP as ARGO_GROUP, FLUX_HELM_GROUP as FLUX_HELM_GROUP
+from .plan import FLUX_KUSTOMIZE_GROUP as FLUX_KUSTOMIZE_GROUP, GROUPS as GROUPS, PATHS as PATHS
+from .plan import may_declare as may_declare
 
 
 def declarations(objects: Iterable[Mapping[str, Any]], prefix: str = "",

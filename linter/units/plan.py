@@ -141,6 +141,41 @@ def chart_of(path: str, charts: Iterable[str]) -> str | None:
     return best
 
 
+# -- GitOps objects that name units (read by gitops.py) ----------------------------------
+
+ARGO_GROUP = "argoproj.io"
+FLUX_KUSTOMIZE_GROUP = "kustomize.toolkit.fluxcd.io"
+FLUX_HELM_GROUP = "helm.toolkit.fluxcd.io"
+GROUPS = (ARGO_GROUP, FLUX_KUSTOMIZE_GROUP, FLUX_HELM_GROUP)
+
+_SOURCE_FIELDS: tuple[tuple[str, ...], ...] = (
+    ("path",), ("chart",), ("directory", "recurse"), ("helm", "valueFiles"), ("helm", "releaseName"),
+    ("helm", "values"), ("helm", "valuesObject"),
+)
+# What the linter's object projections must keep for gitops.py (see analyse.context_paths).
+PATHS: tuple[tuple[str, ...], ...] = (
+    *(("spec", "source", *field) for field in _SOURCE_FIELDS),
+    *(("spec", "sources", "*", *field) for field in _SOURCE_FIELDS),
+    ("spec", "destination", "namespace"),
+    ("spec", "path"),
+    ("spec", "targetNamespace"),
+    ("spec", "releaseName"),
+    ("spec", "values"),
+    ("spec", "valuesFrom"),
+    ("spec", "chart", "spec", "chart"),
+    ("spec", "chart", "spec", "valuesFiles"),
+    ("spec", "chart", "spec", "sourceRef", "kind"),
+    ("spec", "sourceRef", "kind"),
+    ("spec", "sourceRef", "name"),
+    ("spec", "sourceRef", "namespace"),
+)
+
+
+def may_declare(api_version: object) -> bool:
+    """Whether objects of this apiVersion can name units (a cheap first look)."""
+    return isinstance(api_version, str) and api_version.partition("/")[0] in GROUPS
+
+
 # -- test fixtures -------------------------------------------------------------------------
 
 CHAINSAW_TEST_FILES = ("chainsaw-test.yaml", "chainsaw-test.yml", "chainsaw-test.json")
