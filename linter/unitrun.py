@@ -101,15 +101,7 @@ class UnitRun:
 
     def _analyse_if_read(self, job: RenderJob, made: Render) -> None:
         if not self.wanted.isdisjoint(made.inputs):  # while other renders run
-            self._analyse_and_place(job, made)
-
-    def _analyse_and_place(self, job: RenderJob, made: Render) -> None:
-        """Analyse a render's objects and place what their object rules found (for a chart, its templates are
-        read again) on the render's thread, while other renders run: not after them all, with the cores idle."""
-        for item in self._analyse(job, made):
-            for finding in item.result.findings:
-                if RULES[finding.code].SCOPE == OBJECT:
-                    self.place(item.obj, finding.raw_path)  # kept by the object (rendered.py): rendered_findings asks again
+            self._analyse(job, made)
 
     def relevant(self, units: Sequence[Unit], root: str, cache: bool = True) -> list[Unit]:
         """The units holding a file being linted; their renders made."""
@@ -132,7 +124,7 @@ class UnitRun:
 
             def analyse_if_linted(job: RenderJob, made: Render) -> None:  # while other renders run
                 if job in plain_jobs or not self.wanted.isdisjoint(made.inputs):
-                    self._analyse_and_place(job, made)
+                    self._analyse(job, made)
 
             early = self._early.result() if self._early is not None else None
             begun = {*early.renders, *early.skipped} if early is not None else set()

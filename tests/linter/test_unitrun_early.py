@@ -127,38 +127,6 @@ def test_renders_made_in_two_calls_are_ordered_as_one_call_orders_them() -> None
 
 
 @needs_renderers
-@pytest.mark.parametrize("name", ["helm-chart", "kustomize-app"])
-def test_what_object_rules_find_is_placed_while_renders_run(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Placing a finding on a rendered object reads the chart's templates again (Helm's lazy placement):
-    done on the render's thread as each render is made, not after them all with the cores idle."""
-    root = _checkout(name, tmp_path)
-    place, findings = UnitRun.place, UnitRun.rendered_findings
-    early: set[tuple[int, tuple[Any, ...]]] = set()
-    late: set[tuple[int, tuple[Any, ...]]] = set()
-    phase: list[str] = ["rendering"]
-
-    def placing(self: UnitRun, obj: Any, path: tuple[Any, ...]) -> Any:
-        if phase[0] == "rendering":
-            assert threading.current_thread() is not threading.main_thread()
-            early.add((id(obj), path))
-        elif phase[0] == "placing":  # (set rules place what they find afterwards: those are not known before)
-            late.add((id(obj), path))
-        return place(self, obj, path)
-
-    def finding(self: UnitRun, units: Any) -> Any:
-        phase[0] = "placing"
-        try:
-            return findings(self, units)
-        finally:
-            phase[0] = "after"
-
-    monkeypatch.setattr(UnitRun, "place", placing)
-    monkeypatch.setattr(UnitRun, "rendered_findings", finding)
-    run = lint([], cwd=root)
-    assert run.code == 1 and late and late <= early  # every finding placed while rendering, asked for again after
-
-
-@needs_renderers
 def test_a_warm_run_reads_the_render_cache_first_and_analyses_as_ever(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Nothing to render (row g: kubeflow/manifests warm): no render thread, the worker pool may run."""
     root = _checkout("kustomize-app", tmp_path)
