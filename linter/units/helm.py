@@ -51,7 +51,7 @@ SOURCES = (__file__, helmmap.__file__, helm_child.__file__, helm_pool.__file__, 
            helm_budget.__file__, helm_seccomp.__file__, inline_values.__file__, helm_fetch.__file__)  # the code a render depends on besides Helm (for a render cache's key)
 RELEASE = "release-name"  # `helm template`'s release name when none is given
 TIMEOUT = helm_budget.SET  # seconds a value set may take by default, child process start included (helm_budget.py)
-MEMORY = helm_pool.MEMORY  # bytes of data the rendering process may hold
+MEMORY = 1 << 30  # bytes of data the rendering process may hold
 MAX_OUTPUT = 32 << 20  # characters of rendered manifests
 HANDED = 256 << 10  # characters of a rendered document whose reading is handed to the linter (a larger one is read again
 # when analysed: held meanwhile, it would sit beside the chart's Helm child, kyverno's 1.4 MB CRDs)

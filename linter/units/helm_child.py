@@ -24,17 +24,29 @@ EXTRA = "render"  # the optional dependency's extra in pyproject.toml
 
 
 def main() -> None:
-    """Read requests on stdin, a line each, render each value set, answer a JSON line per set on stdout.
-
-    Started with its memory limit as argument (helm_pool.py), the child seals itself and loads Helm's
-    engine before the first request comes (a child started ahead of its chart is ready when it comes);
-    without it, from the first request's."""
-    sealed = _sealed(int(sys.argv[1])) if len(sys.argv) > 1 and sys.argv[1].isdigit() else None
+    """Read requests on stdin, a line each, render each value set, answer a JSON line per set on stdout."""
     line = sys.stdin.buffer.readline()
     if not line.strip():
         return
     request = json.loads(line)
-    helm, failed = sealed if sealed is not None else _sealed(request["memory"])
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_DATA, (request["memory"], request["memory"]))
+    except (ImportError, ValueError, OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+    from .helm_seccomp import deny_sockets
+
+    deny_sockets()  # before Helm's Go runtime starts its threads: none of them can open a socket
+    helm: Any = None
+    failed: dict[str, Any] = {}
+    try:
+        import helm_python
+
+        helm = helm_python
+    except Exception as exc:  # the library may be missing, or fail to load for its platform
+        failed = {"error": f"Helm's engine cannot be loaded ({exc}); reinstall with pip install 'fieldwarden[{EXTRA}]'",
+                  "stage": "import"}
     while True:
         previous: dict[str, Any] = {}  # the templates' outputs of the request's last set rendered
         for value_set in request["sets"]:
@@ -48,26 +60,6 @@ def main() -> None:
         if not line.strip():
             return
         request = json.loads(line)
-
-
-def _sealed(memory: int) -> tuple[Any, dict[str, Any]]:
-    """Give up data beyond `memory` and the right to open sockets, then load Helm's engine: (the
-    engine's module or None, the reply every set gets when it cannot load)."""
-    try:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
-    except (ImportError, ValueError, OSError, AttributeError):  # pragma: no cover - not Linux
-        pass
-    from .helm_seccomp import deny_sockets
-
-    deny_sockets()  # before Helm's Go runtime starts its threads: none of them can open a socket
-    try:
-        import helm_python
-    except Exception as exc:  # the library may be missing, or fail to load for its platform
-        return None, {"error": f"Helm's engine cannot be loaded ({exc}); reinstall with pip install 'fieldwarden[{EXTRA}]'",
-                      "stage": "import"}
-    return helm_python, {}
 
 
 def _answer(reply: dict[str, Any]) -> None:

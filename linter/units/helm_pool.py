@@ -8,8 +8,7 @@ kept, while a chart still waits for one and its memory is near a fresh child's (
 one that failed, went over time or was killed is never reused. Idle children are closed
 when the run's renders end (`close_idle`) or at exit, and end by themselves when the linter does
 (their stdin reaches its end). Their HOME and TMPDIR are a private folder of the pool, never a
-chart's copy. The first charts' children are started when the run says how many charts it renders
-(`expect`), sealed and with Helm's engine loaded before any chart is read.
+chart's copy.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ import threading
 from typing import IO, Any
 
 _COMMAND = "from fieldwarden.linter.units.helm_child import main; main()"
-MEMORY = 1 << 30  # bytes of data a rendering child may hold (helm.MEMORY): the limit of the children started ahead (expect)
 
 
 class Child:
@@ -92,7 +90,7 @@ def _home() -> str:
 
 def take(memory: int) -> Child:
     """An idle child started for this memory limit, else a new one; OSError when none can start."""
-    key = _key(memory)
+    key = (memory, sys.executable, os.environ.get("HELM_C_LIB"), os.environ.get("SYSTEMROOT"))
     with _LOCK:
         waiting = _WAITING[0]
         if waiting is not None:
@@ -100,16 +98,6 @@ def take(memory: int) -> Child:
         for index, child in enumerate(_IDLE):
             if child.key == key and child.process.poll() is None:
                 return _IDLE.pop(index)
-    return _start(key)
-
-
-def _key(memory: int) -> tuple[Any, ...]:
-    return (memory, sys.executable, os.environ.get("HELM_C_LIB"), os.environ.get("SYSTEMROOT"))
-
-
-def _start(key: tuple[Any, ...]) -> Child:
-    """A new child for the key's memory limit: it seals itself and loads Helm's engine at once (helm_child.py)."""
-    with _LOCK:
         home = _home()
     env = {"HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
            "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
@@ -119,7 +107,7 @@ def _start(key: tuple[Any, ...]) -> Child:
     errors = tempfile.TemporaryFile(dir=home)
     try:
         # -I: the child's imports come from the installation alone, never from the folder it runs in
-        process = subprocess.Popen([sys.executable, "-I", "-c", _COMMAND, str(key[0])], stdin=subprocess.PIPE,
+        process = subprocess.Popen([sys.executable, "-I", "-c", _COMMAND], stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, stderr=errors, cwd=home, env=env)
     except OSError:
         errors.close()
@@ -130,30 +118,10 @@ def _start(key: tuple[Any, ...]) -> Child:
 KEPT_MEMORY = 40 << 20  # bytes of a child's own memory (RssAnon) beyond which it is not kept: a fresh one holds ~23 MiB
 
 
-def expect(charts: int | None, memory: int = MEMORY) -> None:
-    """How many charts are still to be rendered in this run (None: not known, keep children).
-
-    Children for the first of them (one per core at most, as renders.py renders charts) are started
-    now, idle: their interpreter and Helm's engine load while the charts are read and copied, not once
-    a chart's request waits for them (~0.15 s each)."""
+def expect(charts: int | None) -> None:
+    """How many charts are still to be rendered in this run (None: not known, keep children)."""
     with _LOCK:
         _WAITING[0] = charts
-        wanted = min(charts or 0, _cpus()) - sum(1 for child in _IDLE if child.key == _key(memory))
-    started = []
-    for _ in range(wanted):
-        try:
-            started.append(_start(_key(memory)))
-        except OSError:  # take() says so, for the chart that needs it
-            break
-    with _LOCK:
-        _IDLE.extend(started)
-
-
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - macOS, Windows
-        return os.cpu_count() or 1
 
 
 def give_back(child: Child) -> None:

@@ -140,29 +140,3 @@ def test_an_output_the_last_set_rendered_alike_crosses_once_and_comes_back_whole
         ['kind: ConfigMap\ndata:\n  size: "4"', "kind: CustomResourceDefinition\nmetadata:\n  name: big"],
         ['kind: ConfigMap\ndata:\n  size: "4"', "kind: CustomResourceDefinition\nmetadata:\n  name: big"]]
     helm_pool.close_idle()
-
-
-def test_children_started_ahead_are_sealed_and_have_helm_loaded_before_a_chart_asks(tmp_path: Path) -> None:
-    """kyverno's charts/ (111e07bbec): 2 charts, a child each; started when the run says how many charts
-    it renders (expect), their interpreter and Helm's engine load while the charts are read and copied."""
-    import time
-
-    helm_pool.expect(5)
-    try:
-        idle = list(helm_pool._IDLE)
-        assert len(idle) == min(2, helm_pool._cpus())  # one per core, not one per chart
-        child = idle[0]
-        deadline = time.monotonic() + 30
-        while "libhelm_c" not in Path(f"/proc/{child.process.pid}/maps").read_text() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert "libhelm_c" in Path(f"/proc/{child.process.pid}/maps").read_text()  # loaded, no request sent
-        limits = Path(f"/proc/{child.process.pid}/limits").read_text()
-        assert any(line.startswith("Max data size") and str(helm.MEMORY) in line for line in limits.splitlines())
-        assert helm_pool.take(helm.MEMORY) is child
-        _chart(tmp_path, "first", "kind: ConfigMap\nmetadata:\n  name: first\ndata:\n  size: {{ .Values.size | quote }}\n")
-        child.end(kill=True)
-        render = helm.render_chart(tmp_path, "first", [])  # the other child started ahead renders it
-        assert _lines(render) == ["kind: ConfigMap\nmetadata:\n  name: first\ndata:\n  size: \"3\" @ ('first/templates/cm.yaml', 5, 3)"]
-    finally:
-        helm_pool.close_idle()
-    assert all(c.process.poll() is not None for c in idle)
