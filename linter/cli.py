@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from typing import Any, Sequence
 
 from ..policies.config import ConfigError, Settings, unknown_selectors
-from .discover import git_root, project_names, walk
+from .discover import folder_above, git_root, project_names, walk
 from .engine import Report, Scope, Source, lint
 from .resolve import Resolver, common_root, project_root
 from .formats import FORMATTERS
@@ -256,14 +256,7 @@ def _helm_values(entry: str) -> tuple[str | None, tuple[str, ...]]:
 
 def _chart_above(path: str) -> str | None:
     """The chart folder a file lies in, if any (the nearest Chart.yaml above it)."""
-    folder = os.path.dirname(path)
-    while True:
-        if os.path.isfile(os.path.join(folder, "Chart.yaml")):
-            return folder
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
+    return folder_above(os.path.dirname(path), "Chart.yaml", os.path.isfile)
 
 
 def _split(value: str | None) -> list[str] | None:

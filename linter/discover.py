@@ -8,7 +8,7 @@ TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policie
 if TYPE_CHECKING:
     from os import PathLike
     from pathlib import Path
-    from typing import Iterable, Iterator
+    from typing import Callable, Iterable, Iterator
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 CONFIG_NAMES = (".fieldwarden.yaml", ".fieldwarden.yml")
@@ -44,9 +44,14 @@ def find_git_root(start: Path) -> Path | None:
 
 def git_root(start: str) -> str | None:
     """find_git_root of an absolute path, as a string (a one-file run imports no pathlib)."""
+    return folder_above(start, ".git", os.path.exists)
+
+
+def folder_above(start: str, name: str, exists: Callable[[str], bool]) -> str | None:
+    """The nearest of `start` and the folders above it that holds `name` (as `exists` tells), or None."""
     folder = start
     while True:
-        if os.path.exists(os.path.join(folder, ".git")):
+        if exists(os.path.join(folder, name)):
             return folder
         parent = os.path.dirname(folder)
         if parent == folder:

@@ -13,24 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import write
+from tests.helpers import WEB_DEPLOYMENT, write
 from tests.linter.test_imports import _installed_layout
 
-FINDING = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers: [{name: web, image: nginx}]
-status: {replicas: 1}
-"""
+FINDING = WEB_DEPLOYMENT + "status: {replicas: 1}\n"  # findings: exit 1
 
 
 def _run(code: str, cwd: Path, **options: object) -> subprocess.CompletedProcess[str]:

@@ -71,9 +71,10 @@ def _fixture_objects() -> list[dict[str, Any]]:
     return objects
 
 
-def _as(obj: dict[str, Any], group: str, kind: str) -> dict[str, Any]:
+def _as(obj: dict[str, Any], group: str, kind: str, version: str = "v1") -> dict[str, Any]:
+    """A copy of the object relabelled as the kind (core kinds are always v1)."""
     changed = copy.deepcopy(obj)
-    changed["apiVersion"] = f"{group}/v1" if group else "v1"
+    changed["apiVersion"] = f"{group}/{version}" if group else "v1"
     changed["kind"] = kind
     return changed
 

@@ -9,7 +9,6 @@ changed in place between two runs is judged as it is then.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from fieldwarden.policies.autoscalers import HPA, SCALED_OBJECT, VPA, scale_target, vpa_target
@@ -17,16 +16,13 @@ from fieldwarden.policies.kube import group_kind, object_key
 from fieldwarden.policies.rule import SetObject
 from fieldwarden.policies.rules import pdb_selects_nothing, service_selects_nothing
 from fieldwarden.policies.rules._workload_selectors import pod_source
-from tests.policies.test_rule_kinds import _fixture_objects
+from tests.policies.test_rule_kinds import _as as relabelled, _fixture_objects
 
 KINDS = [HPA, SCALED_OBJECT, VPA, ("apps", "Deployment"), ("", "Pod"), ("", "Service"), ("monitoring.coreos.com", "Prometheus")]
 
 
 def _as(obj: dict[str, Any], group: str, kind: str) -> dict[str, Any]:
-    changed = copy.deepcopy(obj)
-    changed["apiVersion"] = f"{group}/v2" if group else "v1"
-    changed["kind"] = kind
-    return changed
+    return relabelled(obj, group, kind, "v2")
 
 
 def test_the_kinds_the_rules_skip_are_those_their_helpers_refuse() -> None:
