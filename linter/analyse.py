@@ -176,7 +176,7 @@ def analyse(
             rules = by_kind.get(kind)
             if rules is None:
                 rules = by_kind[kind] = [(r, settings.rule_conf(code)) for code, r in object_rules
-                                         if (kinds := _kinds(r)) is None or kind in kinds]
+                                         if (kinds := _kinds(settings, code, r)) is None or kind in kinds]
             for rule, conf in rules:
                 for violation in rule.check(obj, conf):
                     line, column = locate(node, violation.path)
@@ -204,6 +204,7 @@ def analyse(
 
 _BY_KIND = "analyse: object rules by kind"  # (keys of Settings.memo)
 _OBJECT_RULES = "analyse: object rules"
+_RULE_KINDS = "analyse: object rules' kinds"
 
 
 def _object_rules(settings: Settings) -> list[tuple[str, Any]]:
@@ -216,17 +217,14 @@ def _object_rules(settings: Settings) -> list[tuple[str, Any]]:
     return found
 
 
-# An object rule's KINDS, or None for a rule of every kind; read once per rule: a rule without
-# KINDS asked again would go through the registry's __getattr__ and its AttributeError each time
-# (every file of a large tree, for each kind it holds).
-_KINDS: dict[int, tuple[Any, Any]] = {}  # id(rule) -> (the rule, kept alive so that its id stays its own; KINDS)
-
-
-def _kinds(rule: Any) -> Any:
-    known = _KINDS.get(id(rule))
-    if known is None or known[0] is not rule:
-        known = _KINDS[id(rule)] = (rule, getattr(rule, "KINDS", None))
-    return known[1]
+def _kinds(settings: Settings, code: str, rule: Any) -> Any:
+    """An object rule's KINDS, or None for a rule of every kind; read once per settings (their memo), when
+    a kind is first met: a rule without KINDS asked again would go through the registry's __getattr__
+    and its AttributeError each time (every file of a large tree, for each kind it holds)."""
+    known: dict[str, Any] = settings.memo.setdefault(_RULE_KINDS, {})
+    if code not in known:
+        known[code] = getattr(rule, "KINDS", None)
+    return known[code]
 
 
 def _input_finding(display: str, code: str, line: int, column: int, message: str) -> Finding:

@@ -36,14 +36,12 @@ def find_config(start: Path) -> Path | None:
 
 def find_git_root(start: Path) -> Path | None:
     """The nearest folder upward holding `.git` (a folder, or a file for worktrees)."""
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder
-    return None
+    found = git_root(os.fspath(start))
+    return None if found is None else type(start)(found)
 
 
 def git_root(start: str) -> str | None:
-    """find_git_root of an absolute path, as a string (a one-file run imports no pathlib)."""
+    """The nearest folder upward holding `.git`, of a path as a string (a one-file run imports no pathlib)."""
     return folder_above(start, ".git", os.path.exists)
 
 

@@ -1,4 +1,4 @@
-"""analyse reads each object rule's KINDS once per process, not once per file and kind met.
+"""analyse reads each object rule's KINDS once per settings (their memo), not once per file and kind met.
 
 An object rule without KINDS on its registry line and in its module (a rule of every kind) made
 each lookup go through the registry's __getattr__ and raise AttributeError: on the bench corpus
