@@ -81,6 +81,8 @@ class UnitRun:
         Only GitOps objects add renders (a chart's release, namespace, inline values); those wait
         for the analysis (`relevant`). Of these jobs, those that may read a file being linted
         start now (`relevant` makes the same choice). What `relevant` ends up not using is dropped.
+        The charts render first; once the last has, their findings are placed while the kustomize
+        builds finish (`_Early.result`), not after the last render with a core idle.
         """
         layout = self.layout
         if layout is None or not (layout.kustomizations or layout.charts):
@@ -93,7 +95,8 @@ class UnitRun:
         if jobs:
             from pathlib import Path  # (not imported by a lint without renders)
 
-            self._early = _Early(Path(root), jobs, layout, self._default_namespace, cache, self._analyse_if_read)
+            self._early = _Early(Path(root), jobs, layout, self._default_namespace, cache, self._analyse_if_read,
+                                 self._place_ahead)
 
     def rendering(self) -> bool:
         """Whether renders `start` began still run (no worker process may be forked meanwhile: see engine.py)."""
@@ -102,6 +105,14 @@ class UnitRun:
     def _analyse_if_read(self, job: RenderJob, made: Render) -> None:
         if not self.wanted.isdisjoint(made.inputs):  # while other renders run
             self._analyse(job, made)
+
+    def _place_ahead(self, job: RenderJob) -> None:
+        """Place the findings on a chart's rendered objects while the last renders run (the kustomize builds,
+        renders._scheduled), as `rendered_findings` will: its places are the same whenever they are worked out."""
+        for item in self._analysed.get(job, ()):
+            for finding in item.result.findings:
+                if RULES[finding.code].SCOPE == OBJECT:
+                    self.place(item.obj, finding.raw_path)
 
     def relevant(self, units: Sequence[Unit], root: str, cache: bool = True) -> list[Unit]:
         """The units holding a file being linted; their renders made."""
@@ -343,7 +354,8 @@ class _Early:
     for that thread (and raises what it raised)."""
 
     def __init__(self, root: Path, jobs: list[RenderJob], layout: Layout, default_namespace: Callable[[str], str],
-                 cache: bool, made: Callable[[RenderJob, Render], None]) -> None:
+                 cache: bool, made: Callable[[RenderJob, Render], None], ahead: Callable[[RenderJob], None]) -> None:
+        import queue
         import threading
 
         from .units.renders import look_up, render_pending
@@ -351,14 +363,23 @@ class _Early:
         looked = look_up(root, jobs, layout, default_namespace, cache)
         self._outcome: list[Rendered | BaseException] = [] if looked.pending else [looked.known]
         self._thread: threading.Thread | None = None
+        self._ahead = ahead
+        self._helm_jobs = sum(1 for job, _, _ in looked.pending if job.tool == HELM)
+        self._arrived: queue.SimpleQueue[RenderJob | None] = queue.SimpleQueue()  # None: the renders are over
         if not looked.pending:
             return
 
+        def arrived(job: RenderJob, render: Render) -> None:  # on a render thread
+            made(job, render)
+            self._arrived.put(job)
+
         def run() -> None:
             try:
-                self._outcome.append(render_pending(root, looked, layout, default_namespace, cache, made))
+                self._outcome.append(render_pending(root, looked, layout, default_namespace, cache, arrived))
             except BaseException as exc:  # handed to the thread that waits for it
                 self._outcome.append(exc)
+            finally:
+                self._arrived.put(None)
 
         self._thread = threading.Thread(target=run, name="fieldwarden-renders")
         self._thread.start()
@@ -368,11 +389,28 @@ class _Early:
 
     def result(self) -> Rendered:
         if self._thread is not None:
-            self._thread.join()
+            try:
+                self._place_while_rendering()
+            finally:
+                self._thread.join()
         outcome = self._outcome[0]
         if isinstance(outcome, BaseException):
             raise outcome
         return outcome
+
+    def _place_while_rendering(self) -> None:
+        """Wait for the renders; once the last chart is rendered (no Helm child is alive then: a chart's
+        placement reads its templates again, and beside a child that would add to the run's peak of
+        memory), place the charts' findings while the other renders finish."""
+        charts: list[RenderJob] = []
+        while (job := self._arrived.get()) is not None:
+            if job.tool != HELM:
+                continue
+            charts.append(job)
+            if len(charts) == self._helm_jobs:
+                for each in charts:
+                    self._ahead(each)
+        self._arrived.put(None)  # (result may be asked for again)
 
 
 def _values_files(job: RenderJob) -> tuple[str, ...]:

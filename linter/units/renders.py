@@ -194,6 +194,7 @@ def render_pending(root: Path, looked: LookedUp, layout: Layout, default_namespa
 
         expect(sum(1 for batch in batches if batch[0][0].tool == HELM))  # a Helm child is kept only for a chart to come
     slots = None
+    scheduled = _scheduled(batches)
     if len(batches) > 1 and _cpus() > 1:
         import threading
         from concurrent.futures import ThreadPoolExecutor  # renderers wait on subprocesses or release the GIL
@@ -202,9 +203,11 @@ def render_pending(root: Path, looked: LookedUp, layout: Layout, default_namespa
         # meanwhile (that work holds the GIL, not a core). The children are what holds memory.
         slots = threading.BoundedSemaphore(_cpus())
         with ThreadPoolExecutor(max_workers=_cpus() + 1) as pool:
-            done = [pair for pairs in pool.map(make, batches) for pair in pairs]
+            made_in_turn = list(pool.map(make, scheduled))
     else:
-        done = [pair for batch in batches for pair in make(batch)]
+        made_in_turn = [make(batch) for batch in scheduled]
+    made_by = {id(batch): pairs for batch, pairs in zip(scheduled, made_in_turn)}
+    done = [pair for batch in batches for pair in made_by[id(batch)]]  # (the order reported stays the batches')
     if any(job.tool == HELM for job, _, _ in pending):
         from .helm_pool import close_idle
 
@@ -222,6 +225,14 @@ def _batches(pending: list[tuple[RenderJob, str, list[str]]]) -> list[list[tuple
     for item in pending:
         groups.setdefault((item[0].tool, item[0].folder), []).append(item)  # a kustomization is one job
     return sorted(groups.values(), key=len, reverse=True)
+
+
+def _scheduled(batches: list[list[tuple[RenderJob, str, list[str]]]]) -> list[list[tuple[RenderJob, str, list[str]]]]:
+    """The order the batches start in: the charts first (largest first), then the kustomizations. Once
+    the last chart is rendered no Helm child is alive, and the linter places the charts' findings
+    (their templates read again, unitrun.UnitRun.start) while the kustomize builds still run, instead
+    of after the last render with a core idle."""
+    return sorted(batches, key=lambda batch: batch[0][0].tool != HELM)  # (stable: largest first within each)
 
 
 def _fetches(job: RenderJob, layout: Layout) -> bool:

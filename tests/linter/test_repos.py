@@ -169,7 +169,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_the_corpus_is_complete() -> None:
     assert NAMES == ["argocd-addons", "argocd-apps", "argocd-docs", "argocd-go-tests", "argocd-redis-ha", "autopilot-bootstrap", "examples-folder", "flux-fleet", "flux-multi-tenancy",
                      "helm-chart", "install-variants", "kubebuilder-v3", "kubeflow-failed-render", "kustomize-app", "kyverno-tests", "operator",
-                     "sample-folders"]
+                     "sample-folders", "shop-chart-and-kustomize"]
     for name in NAMES:
         assert markers(REPOS / name, with_fixtures=False) or name in FIXTURE_FILES or name in CLEAN, name
 

@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import threading
+import time
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
@@ -142,3 +143,82 @@ def test_a_warm_run_reads_the_render_cache_first_and_analyses_as_ever(tmp_path: 
     monkeypatch.setattr(renders, "render_pending", lambda *args, **kwargs: pytest.fail("rendered again"))
     assert _run(root, "json") == cold
     assert seen and not any(seen)
+
+
+# shop-chart-and-kustomize: GoogleCloudPlatform/microservices-demo's helm-chart/ and kustomize/ (base), as
+# in bench/real_trees.py's MIXED tree (row f), 12 findings on each. There the charts' findings were placed
+# (their templates read again, ~0.4 s) only after the last kustomize build, with a core idle meanwhile.
+def _jobs(*batches: tuple[str, str, int]) -> list[list[tuple[RenderJob, str, list[str]]]]:
+    return [[(RenderJob(tool, folder, (f"v{n}",) if n else ()), "", []) for n in range(size)]
+            for tool, folder, size in batches]
+
+
+def test_charts_are_rendered_first_largest_first_and_the_report_keeps_the_batches_order() -> None:
+    batches = _jobs((HELM, "big", 3), (KUSTOMIZE, "a", 1), (KUSTOMIZE, "b", 1), (HELM, "one", 1), (HELM, "two", 1))
+    started = [batch[0][0].folder for batch in renders._scheduled(batches)]
+    assert started == ["big", "one", "two", "a", "b"]
+    pending = [item for batch in batches for item in batch]
+    assert [batch[0][0].folder for batch in renders._batches(pending)] == ["big", "a", "b", "one", "two"]
+
+
+@needs_renderers
+def test_charts_findings_are_placed_after_the_last_chart_while_kustomize_builds_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _checkout("shop-chart-and-kustomize", tmp_path)
+    monkeypatch.setattr(renders, "_cpus", lambda: 2)
+    batch, place_ahead = renders._render_batch, UnitRun._place_ahead
+    running: dict[str, int] = {HELM: 0, KUSTOMIZE: 0}
+    seen: list[tuple[int, int]] = []
+    placed = threading.Event()
+
+    def rendering(root: Path, jobs: list[RenderJob], *args: Any, **kwargs: Any) -> list[Render]:
+        tool = jobs[0].tool
+        running[tool] += 1
+        try:
+            made = batch(root, jobs, *args, **kwargs)
+            if tool == KUSTOMIZE:
+                placed.wait(10)  # the build still runs while the chart's findings are placed
+            return made
+        finally:
+            running[tool] -= 1
+
+    def ahead(self: UnitRun, job: RenderJob) -> None:
+        seen.append((running[HELM], running[KUSTOMIZE]))
+        place_ahead(self, job)
+        placed.set()
+
+    monkeypatch.setattr(renders, "_render_batch", rendering)
+    monkeypatch.setattr(UnitRun, "_place_ahead", ahead)
+    early = [_run(root, "json"), _run(root, "text")]  # cold, then warm (nothing rendered: nothing placed ahead)
+    assert seen == [(0, 1)]  # no Helm child beside the placement (the run's peak of memory); the build still ran
+    shutil.rmtree(root / ".fieldwarden_cache", ignore_errors=True)
+    monkeypatch.setattr(UnitRun, "start", lambda self, root, cache=True: None)
+    after = [_run(root, "json"), _run(root, "text")]
+    assert early == after
+    assert early[0][0] == 0 and early[0][1].count('"FW201"') == 24  # (infos)
+    assert "helm-chart/templates/adservice.yaml:37:1: FW201 info: Deployment/default/adservice:" in early[1][1]
+    assert "kustomize/base/adservice.yaml:21:1: FW201 info: Deployment/default/adservice:" in early[1][1]
+
+
+# Whichever renders finish first (a slow chart, a slow build), the same report in the same order.
+@needs_renderers
+@pytest.mark.parametrize("slow", [HELM, KUSTOMIZE])
+@pytest.mark.parametrize("name", ["shop-chart-and-kustomize", "argocd-addons", "helm-chart"])
+def test_same_report_whichever_renders_finish_first(name: str, slow: str, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _checkout(name, tmp_path)
+    expected = _run(root, "json")
+    batch = renders._render_batch
+
+    def rendering(root: Path, jobs: list[RenderJob], *args: Any, **kwargs: Any) -> list[Render]:
+        made = batch(root, jobs, *args, **kwargs)
+        if jobs[0].tool == slow:
+            time.sleep(0.3)
+        return made
+
+    monkeypatch.setattr(renders, "_render_batch", rendering)
+    monkeypatch.setattr(renders, "_cpus", lambda: 2)
+    shutil.rmtree(root / ".fieldwarden_cache", ignore_errors=True)
+    assert _run(root, "json") == expected
+    assert "Traceback" not in expected[2] and expected[1]
