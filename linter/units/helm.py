@@ -975,6 +975,7 @@ def _walk(node: Node, path: FieldPath) -> tuple[int, int, Node] | None:
 # -- rendered objects -------------------------------------------------------------------------
 
 _SEPARATOR = re.compile(r"(?m)^---[ \t]*(?:#[^\n]*)?(?:\n|$)")
+_DEFINES = re.compile(rb"define|block")  # the words of an action that defines a helper (helmmap._action)
 
 
 class _Templates:
@@ -986,6 +987,7 @@ class _Templates:
         self.helpers: dict[str, list[tuple[int, str, helmmap.Container]]] | None = None  # by name, when asked
         self.pieces: dict[tuple[str, str], _Piece] = {}  # (Helm's template path, a document it rendered) -> it
         self.split: dict[str, tuple[str, list[str]]] = {}  # Helm's template path -> its last output, cut into documents
+        self.placed: dict[tuple[str, str], _Piece] = {}  # the same as `pieces`, of the documents bind() places
 
     def read_ahead(self, answered: Callable[[], bool]) -> None:
         """Parse the charts' templates until `answered` (the Helm child renders meanwhile: a chart's first
@@ -1019,7 +1021,9 @@ class _Templates:
                 if item.home is None:
                     continue
                 for key, data in self.layout.files.items():
-                    if key.startswith(item.prefix + "templates/") and wanted in data:  # cheap look before parsing
+                    # a cheap look before parsing: the name, and a word that defines (`define`, `block`), not
+                    # only the `include`s of it every template has (placing one finding parsed most of a chart)
+                    if key.startswith(item.prefix + "templates/") and wanted in data and _DEFINES.search(data):
                         template = self.template(item, key[len(item.prefix):])
                         if template is not None and name in template.defines:
                             found.append((item.prefix.count("/"), key, template.defines[name]))
@@ -1105,8 +1109,12 @@ def bind(root: Path, chart: str, value_set: ValueSet, render: Render, charted: l
             template = known[1].template(*found) if known is not None and found is not None else None
             if known is None or found is None or template is None:
                 return {}
-            piece = _Piece(text, load(text))
-            if piece.loaded is None:
+            # a document the chart's sets render alike (its CRDs, most objects) is read and mapped once: a
+            # later set's mapping is the first's when the values answer the mapping's questions alike
+            piece = known[1].placed.get((helm_path, text))
+            if piece is None:
+                piece = known[1].placed[helm_path, text] = _Piece(text, load(text))
+            if piece.broken is not None or piece.empty or piece.too_complex:
                 return {}
             return piece.mapped(template, known[1].helper, _ScopedValues(known[2], found[0].scope), {})[1]
         return place
