@@ -44,10 +44,12 @@ _CONSTRUCT = {
 _SCALARS = yaml.constructor.SafeConstructor()
 # A line starting with 200 indents, dashes, `?` or `:`: the first line, or one after a newline (a
 # search for "\n" first is several times faster than `^` with re.M, which is tried at every character).
-_DEEP_FIRST = re.compile(r"[ \t\-?:]{200}")
+# The first line's test is a str method, the rarely used patterns are compiled where they are used (re
+# keeps them): compiling them at import was ~0.3 ms of a one-file lint (issue 23 row a).
+_DEEP = " \t-?:"
 _DEEP_BLOCK = re.compile(r"\n[ \t\-?:]{200}")
-_BRACKETS = re.compile(r"[\[\]{}]")
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKETS = r"[\[\]{}]"
+_JSON_STRING = r'"(?:[^"\\]|\\.)*"'
 _SAFE_OPENERS = 1_000  # libyaml's composer survives this much nesting even on a 1 MB stack
 _PLAIN_TAGS: dict[str, str] = {}  # plain scalar text -> its resolved tag (see _Loader.resolve)
 _PLAIN_TAGS_MAX = 100_000
@@ -271,12 +273,17 @@ def _scalar(node: ScalarNode) -> Any:
     return node.value
 
 
+def deep_first_line(text: str) -> bool:
+    """Whether the first 200 characters are all indents, dashes, `?` or `:` (what `[ \\t\\-?:]{200}` matches)."""
+    return len(text) >= 200 and not text[:200].strip(_DEEP)
+
+
 def _nesting_depth_exceeds(text: str, limit: int) -> tuple[int, int] | None:
     """Where (1-based line, column) `text` nests deeper than `limit`; None when it does not.
 
     Cheap textual screen, then an exact event count: libyaml's composer recurses in C.
     """
-    suspicious = _DEEP_FIRST.match(text) is not None or _DEEP_BLOCK.search(text) is not None
+    suspicious = deep_first_line(text) or _DEEP_BLOCK.search(text) is not None
     openers = text.count("[") + text.count("{")
     if not suspicious and openers > limit:
         suspicious = _bracket_depth_exceeds(text, limit) is not None
@@ -290,7 +297,7 @@ def _nesting_depth_exceeds(text: str, limit: int) -> tuple[int, int] | None:
             except (ValueError, RecursionError):
                 suspicious = True  # not JSON (or absurdly deep): the parser's events decide
             else:  # valid JSON: with its strings blanked out, brackets are the structure
-                return _bracket_depth_exceeds(_JSON_STRING.sub(_blank, text), limit)
+                return _bracket_depth_exceeds(re.compile(_JSON_STRING).sub(_blank, text), limit)
     if not suspicious:
         return None
     return _event_depth_exceeds(text, limit)
@@ -343,7 +350,7 @@ def _position(mark: Any) -> tuple[int, int]:
 
 def _bracket_depth_exceeds(text: str, limit: int) -> tuple[int, int] | None:
     depth = 0
-    for match in _BRACKETS.finditer(text):
+    for match in re.compile(_BRACKETS).finditer(text):
         if match.group() in "[{":
             depth += 1
             if depth > limit:
@@ -450,7 +457,7 @@ def load(text: str, max_documents: int = MAX_DOCUMENTS) -> Loaded:
     return Loaded(documents, problems, template_like)
 
 
-_MANIFEST_KEY = re.compile(r"""\b(apiVersion|kind)["']?\s*:""")
+_MANIFEST_KEY = r"""\b(apiVersion|kind)["']?\s*:"""  # (compiled when used: rarely)
 
 
 def json_non_manifest(name: str, text: str) -> bool:
@@ -461,7 +468,7 @@ def json_non_manifest(name: str, text: str) -> bool:
     object is ignored quietly, so one that does not parse is too, unless its text has both an
     `apiVersion` and a `kind` key (a broken manifest keeps its FW001). YAML files keep theirs.
     """
-    return name.lower().endswith(".json") and set(_MANIFEST_KEY.findall(text)) != {"apiVersion", "kind"}
+    return name.lower().endswith(".json") and set(re.compile(_MANIFEST_KEY).findall(text)) != {"apiVersion", "kind"}
 
 
 def _syntax_message(exc: yaml.MarkedYAMLError) -> str:
