@@ -158,7 +158,7 @@ def save(root: Path, job: RenderJob, tool: str, watched: Sequence[str], render: 
     }
     render_part = body["render"]
     assert isinstance(render_part, list)
-    render_part[0] = [_shared(root, item) if len(item) > SHARED else item for item in render_part[0]]
+    render_part[0] = [_shared(root, item) if len(item.data) > SHARED else item.data for item in render_part[0]]
     try:
         data = marshal.dumps(body)
     except (ValueError, TypeError, RecursionError):
@@ -182,17 +182,30 @@ def _signature(job: RenderJob, tool: str) -> list[Any]:
             repr(job.inline), tool]
 
 
-Encoded = dict[tuple[int, int, tuple[str, int, int], frozenset[Any]], tuple[RenderedObject, bytes]]  # an object's parts -> it, its bytes
+class _Encoded:
+    """A rendered object encoded (held beside its bytes: the ids that key it stay its parts' meanwhile), and
+    the name of its own file once `_shared` has named it (the digest of a CRD's bytes taken once, not per set)."""
+
+    __slots__ = ("obj", "data", "name")
+
+    def __init__(self, obj: RenderedObject, data: bytes) -> None:
+        self.obj = obj
+        self.data = data
+        self.name = ""
+
+
+Encoded = dict[tuple[int, int, tuple[str, int, int], frozenset[Any]], _Encoded]  # an object's parts -> it, encoded
 
 
 def _encode(render: Render, encoded: Encoded) -> list[Any]:
+    """The render as the cache keeps it, each object as its `_Encoded` (save() makes them bytes or names)."""
     objects = []
     for obj in render.objects:
         key = (id(obj.text), id(obj.table), obj.anchor, obj.approximate)
         known = encoded.get(key)  # the object is held beside its bytes: the ids stay its parts' meanwhile
         if known is None:
-            known = encoded[key] = (obj, marshal.dumps(_encode_object(obj)))
-        objects.append(known[1])
+            known = encoded[key] = _Encoded(obj, marshal.dumps(_encode_object(obj)))
+        objects.append(known)
     not_linted = list(render.not_linted) if render.not_linted is not None else None
     return [objects, list(render.inputs), [list(problem) for problem in render.problems], not_linted]
 
@@ -217,14 +230,15 @@ def _encode_object(obj: RenderedObject) -> list[Any]:
             [place[2] for place in places], list(obj.anchor), [list(path) for path in sorted(obj.approximate, key=repr)], recipe]
 
 
-def _shared(root: Path, item: bytes) -> str:
+def _shared(root: Path, item: _Encoded) -> str:
     """Keep an encoded object in its own file (a chart's CRDs, alike in every value set's entry: written
     once, not once per set), named by its digest; the entry holds the name."""
-    name = digest(item).hex()
-    path = root / CACHE_DIR / f"render-object-{name}.cache"
-    if not path.is_file():
-        write_authentic(path, item, _PURPOSE)
-    return name
+    if not item.name:
+        item.name = digest(item.data).hex()
+    path = root / CACHE_DIR / f"render-object-{item.name}.cache"
+    if not path.is_file():  # asked each time: another entry written meanwhile may have removed it (_forget)
+        write_authentic(path, item.data, _PURPOSE)
+    return item.name
 
 
 def _names_held(entry: Path) -> set[str]:

@@ -165,6 +165,31 @@ def test_a_large_object_every_set_renders_is_written_once_and_a_tampered_copy_is
     assert render_cache.load(tmp_path, jobs[0], "tool", []) is None
 
 
+def test_a_large_object_a_batch_s_sets_render_alike_is_digested_once_and_written_again_when_removed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """kyverno 111e07bbec charts/kyverno: 17 value sets render its two 1.4 MB CRDs alike, and each set's
+    entry took their digests again (after the chart's Helm child had ended). Once per batch (`encoded`);
+    a copy another entry's rewrite removed meanwhile is still written again."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app/crd.yaml").write_text("kind: CustomResourceDefinition\n", encoding="utf-8")
+    monkeypatch.setattr(render_cache, "SHARED", 100)
+    digested: list[bytes] = []
+    real_digest = render_cache.digest
+    monkeypatch.setattr(render_cache, "digest", lambda data: digested.append(data) or real_digest(data))
+    large = _crd_like("app/crd.yaml")
+    jobs = [RenderJob(KUSTOMIZE, "app", (name,)) for name in ("one.yaml", "two.yaml", "three.yaml")]
+    made = [Render([large], ["app/crd.yaml"], []) for _ in jobs]
+    encoded: render_cache.Encoded = {}
+    for number, (job, render) in enumerate(zip(jobs, made)):
+        if number == 2:
+            for copy in (tmp_path / ".fieldwarden_cache").glob("render-object-*.cache"):
+                copy.unlink()
+        render_cache.save(tmp_path, job, "tool", [], render, {}, {}, encoded)
+    assert len(encoded) == 1 and sum(data == item.data for data in digested for item in encoded.values()) == 1
+    render_cache._READ.clear()
+    assert [render_cache.load(tmp_path, job, "tool", []) for job in jobs] == made
+
+
 def test_a_large_object_an_entry_no_longer_names_is_removed_and_a_miss_is_all_it_costs(tmp_path: Path,
                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """Each edit of a chart's CRD template wrote a new shared copy beside the old ones: the cache grew
