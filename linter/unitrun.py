@@ -363,11 +363,13 @@ class _Early:
         looked = look_up(root, jobs, layout, default_namespace, cache)
         self._outcome: list[Rendered | BaseException] = [] if looked.pending else [looked.known]
         self._thread: threading.Thread | None = None
-        self._ahead = ahead
+        self._ahead: Callable[[RenderJob], None] | None = None
         self._helm_jobs = sum(1 for job, _, _ in looked.pending if job.tool == HELM)
         self._arrived: queue.SimpleQueue[RenderJob | None] = queue.SimpleQueue()  # None: the renders are over
         if not looked.pending:
             return
+        self._ahead = ahead  # (dropped once the renders are over: a UnitRun kept alive by a cycle holds its
+        # objects until the interpreter's last collection, ~0.5 s on kubeflow/manifests warm)
 
         def arrived(job: RenderJob, render: Render) -> None:  # on a render thread
             made(job, render)
@@ -393,6 +395,7 @@ class _Early:
                 self._place_while_rendering()
             finally:
                 self._thread.join()
+                self._ahead = None
         outcome = self._outcome[0]
         if isinstance(outcome, BaseException):
             raise outcome
@@ -407,7 +410,7 @@ class _Early:
             if job.tool != HELM:
                 continue
             charts.append(job)
-            if len(charts) == self._helm_jobs:
+            if len(charts) == self._helm_jobs and self._ahead is not None:
                 for each in charts:
                     self._ahead(each)
         self._arrived.put(None)  # (result may be asked for again)

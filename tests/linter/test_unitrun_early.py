@@ -222,3 +222,36 @@ def test_same_report_whichever_renders_finish_first(name: str, slow: str, tmp_pa
     shutil.rmtree(root / ".fieldwarden_cache", ignore_errors=True)
     assert _run(root, "json") == expected
     assert "Traceback" not in expected[2] and expected[1]
+
+
+# A UnitRun kept alive by a reference cycle (its _Early holding one of its bound methods) holds every
+# object the run read until the interpreter's last collection walks them all: +0.5 s on
+# kubeflow/manifests warm (row g), found by the bench after 1d3e4ea.
+@needs_renderers
+@pytest.mark.parametrize("name", ["shop-chart-and-kustomize", "kustomize-app"])
+def test_the_run_s_objects_are_freed_when_the_lint_returns(name: str, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+    import weakref
+
+    root = _checkout(name, tmp_path)
+    made: list[weakref.ref[UnitRun]] = []
+    init = UnitRun.__init__
+
+    def recorded(self: UnitRun, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        made.append(weakref.ref(self))
+
+    monkeypatch.setattr(UnitRun, "__init__", recorded)
+    monkeypatch.setattr(renders, "_cpus", lambda: 2)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for run in ("cold", "warm"):
+            made.clear()
+            code, out, err = _run(root, "json")
+            assert "Traceback" not in err and out, run
+            assert made and [ref() for ref in made] == [None] * len(made), run
+    finally:
+        if collecting:
+            gc.enable()
