@@ -35,6 +35,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterable, Iterator, NamedTuple, Sequence
 
@@ -57,6 +58,8 @@ HANDED = 256 << 10  # characters of a rendered document whose reading is handed 
 # when analysed: held meanwhile, it would sit beside the chart's Helm child, kyverno's 1.4 MB CRDs)
 MAX_FILE = 5 << 20  # Helm's own limit on one chart file
 MAX_CHART = 64 << 20  # bytes of one chart, subcharts and unpacked archives included
+LARGE_CHART = 2 << 20  # bytes of a chart's files from which its Helm child grows to about twice a small chart's
+_LARGE = threading.Lock()  # held while a large chart's child runs: two of them at once would double the run's peak
 MAX_FILES = 10_000
 MAX_NESTING = 20  # subcharts of subcharts... mapped to their files, at most this deep
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn"})
@@ -239,7 +242,8 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
         labels = [_label(sets[index]) for index, _, _, _ in ready]
         templates = _Templates(layout)
         charted: list[_ChartContext] = []  # what places fields when a finding asks, read again then (bind)
-        with slot if slot is not None else contextlib.nullcontext():
+        large = sum(map(len, snapshot.files.values())) >= LARGE_CHART
+        with _LARGE if large else contextlib.nullcontext(), slot if slot is not None else contextlib.nullcontext():
             # each set's reply read as it comes, while the child renders the next set
             for position, reply in enumerate(_run_helm(copy, requests, clock, labels, Path(scratch), templates.read_ahead)):
                 index, values, sources, problems = ready[position]

@@ -1,0 +1,64 @@
+"""Two large charts' Helm children never run at once (helm.LARGE_CHART).
+
+Measured on prometheus-community/helm-charts (bench row e): the children rendering
+kube-prometheus-stack (7 MB of files) and prometheus-operator-crds (4.5 MB) each grow to ~120 MB
+against ~60 MB for a small chart; when the two ran side by side the lint's process tree peaked
+at 320-360 MB (the target is < 300 MB), depending only on which chart each core picked up.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from fieldwarden.linter.units import helm
+
+CHARTS = Path(__file__).resolve().parents[2] / "fixtures" / "helm"
+
+
+def _render_side_by_side(root: Path, charts: list[str], monkeypatch: pytest.MonkeyPatch) -> int:
+    """Each chart rendered on its own thread with two slots, as renders.py does; the most children
+    alive at once."""
+    run_helm = helm._run_helm
+    alive, most = [0], [0]
+    lock = threading.Lock()
+
+    def running(*args: Any, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        with lock:
+            alive[0] += 1
+            most[0] = max(most[0], alive[0])
+        try:
+            time.sleep(0.3)  # long enough for the other thread's chart to start beside it
+            yield from run_helm(*args, **kwargs)
+        finally:
+            with lock:
+                alive[0] -= 1
+
+    monkeypatch.setattr(helm, "_run_helm", running)
+    slots = threading.BoundedSemaphore(2)
+    made: dict[str, list[Any]] = {}
+    threads = [threading.Thread(target=lambda c=chart: made.setdefault(c, helm.render_chart_sets(
+        root, c, [helm.ValueSet()], slot=slots))) for chart in charts]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert sorted(made) == sorted(charts)
+    for chart in charts:
+        [render] = made[chart]
+        assert render.objects and not [p for p in render.problems if "failed" in p.message], chart
+    return most[0]
+
+
+@pytest.mark.parametrize("large, together", [(1, 1), (1 << 30, 2)])  # every chart large; none (the control)
+def test_large_charts_render_one_at_a_time(large: int, together: int, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("web", "operator"):
+        shutil.copytree(CHARTS / name, tmp_path / name)
+    monkeypatch.setattr(helm, "LARGE_CHART", large)
+    assert _render_side_by_side(tmp_path, ["web", "operator"], monkeypatch) == together
