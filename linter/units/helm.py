@@ -156,7 +156,8 @@ def render_chart(
 
 def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeout: float | None = None,
                       budgets: helm_budget.Budgets | None = None, run_started: float | None = None,
-                      slot: ContextManager[Any] | None = None, network: bool = False) -> list[Render]:
+                      slot: ContextManager[Any] | None = None, network: bool = False,
+                      arrived: Callable[[int, Render], None] | None = None) -> list[Render]:
     """`render_chart` for each value set of one chart, in order: the chart read, copied, parsed once.
 
     One child process renders them all (a new one takes over after a set that fails it), and
@@ -165,6 +166,8 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
     `budgets` (default: helm_budget.from_environment(); `timeout` replaces its per-set
     seconds), the run's budget counted from `run_started` (time.monotonic(); default: now). With
     `network` (`lint --allow-network`), dependencies charts/ lacks are built first (helm_fetch.py).
+    `arrived` is told each set's index and final Render, in order, as soon as it and those before it
+    are made (while the child renders the next set); when no child runs, none is told.
     """
     chart = chart.strip("/") or "."
     here = root / chart
@@ -243,6 +246,7 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
         templates = _Templates(layout)
         charted: list[_ChartContext] = []  # what places fields when a finding asks, read again then (bind)
         large = sum(map(len, snapshot.files.values())) >= LARGE_CHART
+        told = 0  # the sets `arrived` was told of: results[:told]
         with _LARGE if large else contextlib.nullcontext(), slot if slot is not None else contextlib.nullcontext():
             # each set's reply read as it comes, while the child renders the next set
             for position, reply in enumerate(_run_helm(copy, requests, clock, labels, Path(scratch), templates.read_ahead)):
@@ -254,6 +258,9 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
                 if unbuilt and reply.get("stage") != "limit":
                     made = _not_built(made, "error" in reply, unbuilt, fetch_failed, _fetchable(layout, meta))
                 results[index] = made
+                while arrived is not None and told < len(results) and (done := results[told]) is not None:
+                    arrived(told, done)
+                    told += 1
     return [render for render in results if render is not None]
 
 

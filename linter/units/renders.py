@@ -178,14 +178,28 @@ def render_pending(root: Path, looked: LookedUp, layout: Layout, default_namespa
         folders: dict[str, str] = {}  # their folders' real paths, at that moment
         before = [{path: digests[path] if path in digests else digests.setdefault(path, render_cache.file_digest(root, path, folders))
                    for path in _known_inputs(job, layout, watched)} for job, _, watched in batch]
-        rendered = _render_batch(root, jobs, layout, default_namespace, slots, started)
         after: dict[str, bytes | None] = {}  # and once after
         encoded: render_cache.Encoded = {}  # the objects the sets render alike, encoded once
-        for (job, tool, watched), render, inputs in zip(batch, rendered, before):
+        finished: set[int] = set()
+
+        def finish(position: int, render: Render) -> None:
+            job, tool, watched = batch[position]
             if cache and render_cache.lasting(render) and not _fetches(job, layout):  # failed renders too
-                render_cache.save(root, job, tool, watched, render, inputs, after, encoded)
+                render_cache.save(root, job, tool, watched, render, before[position], after, encoded)
             if made is not None:
                 made(job, render)
+            finished.add(position)
+
+        def early(position: int, render: Render) -> None:
+            """A chart's set saved and analysed while the child renders the next. Not the last set: once
+            the batch is over (its child idle), unitrun._Early places the charts' findings as they arrive."""
+            if position < len(batch) - 1:
+                finish(position, render)
+
+        rendered = _render_batch(root, jobs, layout, default_namespace, slots, started, early if len(batch) > 1 else None)
+        for position, render in enumerate(rendered):
+            if position not in finished:
+                finish(position, render)
         return list(zip(jobs, rendered))
 
     batches = _batches(pending)
@@ -263,10 +277,30 @@ def _watched(root: Path, job: RenderJob) -> list[str]:
     return listing(root, job.folder)
 
 
+class _Passed(Exception):
+    """What `each` raised, carried past the renderers' failures `_render_batch` reports."""
+
+    def __init__(self, raised: BaseException) -> None:
+        super().__init__(raised)
+        self.raised = raised
+
+
 def _render_batch(root: Path, jobs: list[RenderJob], layout: Layout, default_namespace: Callable[[str], str],
-                  slots: ContextManager[Any] | None = None, started: float | None = None) -> list[Render]:
-    """Render a kustomization, or the value sets of one chart, whatever fails."""
+                  slots: ContextManager[Any] | None = None, started: float | None = None,
+                  each: Callable[[int, Render], None] | None = None) -> list[Render]:
+    """Render a kustomization, or the value sets of one chart, whatever fails. `each` is told of a
+    chart's sets as they are made (helm.render_chart_sets); the list returned holds those same Renders."""
     job = jobs[0]
+    handed: dict[int, Render] = {}
+
+    def hand(position: int, render: Render) -> None:
+        handed[position] = render
+        try:
+            if each is not None:
+                each(position, render)
+        except BaseException as exc:  # the caller's own failure, not the renderer's
+            raise _Passed(exc) from exc
+
     try:
         if job.tool == KUSTOMIZE:
             from .kustomize import render_kustomization
@@ -278,11 +312,15 @@ def _render_batch(root: Path, jobs: list[RenderJob], layout: Layout, default_nam
         sets = [ValueSet(tuple(each.values), each.namespace or default_namespace(each.folder), each.release or RELEASE,
                          each.inline) for each in jobs]
         made: list[Render] = render_chart_sets(root, _theirs(job.folder), sets, slot=slots, run_started=started,
-                                               network=layout.network)
+                                               network=layout.network, arrived=hand if each is not None else None)
         return made
+    except _Passed as passed:
+        raise passed.raised from None
     except (OSError, ValueError, RuntimeError) as exc:  # renderers report problems; this is the last line
         where = f"{job.folder}/{CHART_FILE}" if job.tool == HELM else job.folder
-        return [Render([], [], [RenderProblem(where, 1, 1, f"{job.tool} failed: {exc}")], passing=True) for _ in jobs]
+        # (the sets already handed on stay as they were made)
+        return [handed.get(position) or Render([], [], [RenderProblem(where, 1, 1, f"{job.tool} failed: {exc}")], passing=True)
+                for position in range(len(jobs))]
 
 
 _TOOLS: dict[str, str | None] = {}
