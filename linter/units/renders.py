@@ -309,8 +309,8 @@ def _render_batch(root: Path, jobs: list[RenderJob], layout: Layout, default_nam
                                          network=layout.network)]
         from .helm import RELEASE, ValueSet, render_chart_sets  # type: ignore[import-not-found, unused-ignore]
 
-        sets = [ValueSet(tuple(each.values), each.namespace or default_namespace(each.folder), each.release or RELEASE,
-                         each.inline) for each in jobs]
+        sets = [ValueSet(tuple(one.values), one.namespace or default_namespace(one.folder), one.release or RELEASE,
+                         one.inline) for one in jobs]
         made: list[Render] = render_chart_sets(root, _theirs(job.folder), sets, slot=slots, run_started=started,
                                                network=layout.network, arrived=hand if each is not None else None)
         return made
@@ -319,7 +319,8 @@ def _render_batch(root: Path, jobs: list[RenderJob], layout: Layout, default_nam
     except (OSError, ValueError, RuntimeError) as exc:  # renderers report problems; this is the last line
         where = f"{job.folder}/{CHART_FILE}" if job.tool == HELM else job.folder
         # (the sets already handed on stay as they were made)
-        return [handed.get(position) or Render([], [], [RenderProblem(where, 1, 1, f"{job.tool} failed: {exc}")], passing=True)
+        return [handed[position] if position in handed
+                else Render([], [], [RenderProblem(where, 1, 1, f"{job.tool} failed: {exc}")], passing=True)
                 for position in range(len(jobs))]
 
 
