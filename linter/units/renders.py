@@ -141,12 +141,15 @@ def look_up(root: Path, jobs: Sequence[RenderJob], layout: Layout, default_names
     tools = {tool: _tool(tool) for tool in {job.tool for job in jobs}}
     pending: list[tuple[RenderJob, str, list[str]]] = []
     digests: dict[str, bytes | None] = {}  # input files' keys, each hashed once for every cache lookup
+    listed: dict[str, list[str]] = {}  # a chart's listing, walked once for all its value sets
     for job in dict.fromkeys(jobs):
         tool = tools[job.tool]
         if tool is None:
             skipped[job] = _missing(job.tool)
             continue
-        watched = _watched(root, job)
+        watched = listed[job.folder] if job.tool == HELM and job.folder in listed else _watched(root, job)
+        if job.tool == HELM:
+            listed[job.folder] = watched
         cached = _cached(root, job, tool, watched, digests) if cache and not _fetches(job, layout) else None
         if cached is not None:
             if job.tool == KUSTOMIZE:  # objects never placed are placed again from their files when asked

@@ -124,3 +124,26 @@ def test_what_the_caller_raises_is_not_reported_as_the_renderers_failure(monkeyp
     layout: Any = SimpleNamespace(network=False)
     with pytest.raises(ValueError, match="a bug in the analysis"):
         renders._render_batch(Path("."), _jobs(), layout, lambda folder: "default", None, None, broken)
+
+
+# kyverno's main chart has 17 value sets: its folder was walked 17 times to key the render cache (~0.09 s).
+@needs_renderers
+def test_a_charts_folder_is_walked_once_for_all_its_value_sets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fieldwarden.linter.units import render_cache
+
+    root = _cold(tmp_path)
+    expected = lint([], cwd=root)
+    listing, walked = render_cache.listing, []
+
+    def counted(root: Path, folder: str) -> list[str]:
+        walked.append(folder)
+        return listing(root, folder)
+
+    monkeypatch.setattr(render_cache, "listing", counted)
+    for run in ("cold", "warm"):
+        if run == "cold":
+            shutil.rmtree(root / ".fieldwarden_cache")
+        walked.clear()
+        again = lint([], cwd=root)
+        assert (again.code, again.findings, again.stderr) == (expected.code, expected.findings, expected.stderr), run
+        assert walked.count(LEDGER) == 1, run
