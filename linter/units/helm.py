@@ -36,6 +36,7 @@ import re
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterable, Iterator, NamedTuple, Sequence
 
@@ -247,7 +248,9 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
         charted: list[_ChartContext] = []  # what places fields when a finding asks, read again then (bind)
         large = sum(map(len, snapshot.files.values())) >= LARGE_CHART
         told = 0  # the sets `arrived` was told of: results[:told]
+        queued = time.monotonic()
         with _LARGE if large else contextlib.nullcontext(), slot if slot is not None else contextlib.nullcontext():
+            clock.waited(time.monotonic() - queued)
             # each set's reply read as it comes, while the child renders the next set
             for position, reply in enumerate(_run_helm(copy, requests, clock, labels, Path(scratch), templates.read_ahead)):
                 index, values, sources, problems = ready[position]
@@ -697,7 +700,6 @@ def _run_child(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Cl
     The child comes from helm_pool.py (one that rendered an earlier chart whole, else a new one) and
     goes back to it only when it answered every request."""
     import queue
-    import time
 
     request = json.dumps({"chart": os.fspath(copy), "sets": requests, "memory": MEMORY, "max_output": MAX_OUTPUT})
     texts: dict[str, str] = {}  # the templates' outputs so far, each once (_shared)

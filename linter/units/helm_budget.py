@@ -57,6 +57,10 @@ class Clock:
         self.ends = {"chart": now + budgets.per_chart,
                      "run": (now if run_started is None else run_started) + budgets.per_run}
 
+    def waited(self, seconds: float) -> None:
+        """Time spent waiting for a turn to render (other charts' children running) is not the chart's own."""
+        self.ends["chart"] += seconds
+
     def next_wait(self) -> tuple[float, str]:
         """How long the next value set may take, and what limits it: "set", "chart" or "run"."""
         now = time.monotonic()

@@ -62,3 +62,21 @@ def test_large_charts_render_one_at_a_time(large: int, together: int, tmp_path: 
         shutil.copytree(CHARTS / name, tmp_path / name)
     monkeypatch.setattr(helm, "LARGE_CHART", large)
     assert _render_side_by_side(tmp_path, ["web", "operator"], monkeypatch) == together
+
+
+def test_waiting_for_another_large_chart_does_not_use_up_the_charts_budget(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chart's own budget (FIELDWARDEN_HELM_CHART_SECONDS) counts its renders, not its wait for a turn."""
+    from fieldwarden.linter.units.helm_budget import Budgets
+
+    shutil.copytree(CHARTS / "web", tmp_path / "web")
+    monkeypatch.setattr(helm, "LARGE_CHART", 1)
+    made: list[Any] = []
+    with helm._LARGE:  # another large chart renders meanwhile
+        thread = threading.Thread(target=lambda: made.extend(helm.render_chart_sets(
+            tmp_path, "web", [helm.ValueSet()], budgets=Budgets(per_set=30, per_chart=1.0, per_run=60))))
+        thread.start()
+        time.sleep(1.5)  # longer than the chart's whole budget
+    thread.join(60)
+    [render] = made
+    assert render.objects and not [p for p in render.problems if "used up" in p.message]
