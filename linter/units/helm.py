@@ -249,10 +249,15 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
         large = sum(map(len, snapshot.files.values())) >= LARGE_CHART
         told = 0  # the sets `arrived` was told of: results[:told]
         queued = time.monotonic()
-        with _LARGE if large else contextlib.nullcontext(), slot if slot is not None else contextlib.nullcontext():
+        with contextlib.ExitStack() as turn:  # held while a child of this chart is alive (no longer: `ended`)
+            if large:
+                turn.enter_context(_LARGE)
+            if slot is not None:
+                turn.enter_context(slot)
             clock.waited(time.monotonic() - queued)
             # each set's reply read as it comes, while the child renders the next set
-            for position, reply in enumerate(_run_helm(copy, requests, clock, labels, Path(scratch), templates.read_ahead)):
+            for position, reply in enumerate(_run_helm(copy, requests, clock, labels, Path(scratch), templates.read_ahead,
+                                                       ended=turn.close)):
                 index, values, sources, problems = ready[position]
                 problems.extend(dependencies)
                 problems.extend(copied)
@@ -669,7 +674,8 @@ def _dependencies(meta: Any, requirements: Any) -> list[dict[str, Any]]:
 # -- the child process ------------------------------------------------------------------------
 
 def _run_helm(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Clock, labels: list[str],
-              scratch: Path, idle: Callable[[Callable[[], bool]], None] | None = None) -> Iterator[dict[str, Any]]:
+              scratch: Path, idle: Callable[[Callable[[], bool]], None] | None = None,
+              ended: Callable[[], None] | None = None) -> Iterator[dict[str, Any]]:
     """Render the copy once per request in child processes: per request, {"manifests": {template path:
     text}} or {"error", "stage"}.
 
@@ -678,7 +684,8 @@ def _run_helm(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Clo
     One child renders the sets in turn; when one fails it, the next child starts after that set.
     Once the chart's or the run's time budget is used up, the sets left are not rendered (each says so).
     Each reply is given as it comes (the caller maps it while the child renders the next set);
-    `idle` is called while a child renders its first set, with what says when its reply is there.
+    `idle` is called while a child renders its first set, with what says when its reply is there;
+    `ended` once no child of the chart is alive any more, before the last reply is given.
     """
     answered = 0
     while answered < len(requests):
@@ -688,13 +695,14 @@ def _run_helm(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Clo
                 yield {"error": f"value set {label} not rendered: {clock.describe(spent)} was used up", "stage": "limit",
                        "passing": True}
             return
-        for reply in _run_child(copy, requests[answered:], clock, labels[answered:], scratch, idle):
+        for reply in _run_child(copy, requests[answered:], clock, labels[answered:], scratch, idle, ended):
             answered += 1
             yield reply
 
 
 def _run_child(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Clock, labels: list[str],
-               scratch: Path, idle: Callable[[Callable[[], bool]], None] | None = None) -> Iterator[dict[str, Any]]:
+               scratch: Path, idle: Callable[[Callable[[], bool]], None] | None = None,
+               ended: Callable[[], None] | None = None) -> Iterator[dict[str, Any]]:
     """The replies of one child: one per request up to the first it could not answer (that one an error).
 
     The child comes from helm_pool.py (one that rendered an earlier chart whole, else a new one) and
@@ -759,6 +767,8 @@ def _run_child(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Cl
         else:
             child.end(kill=True)
     if final is not None:
+        if ended is not None:  # the child is kept or ended: a next chart's may start while this set is mapped
+            ended()
         yield final
 
 

@@ -23,7 +23,7 @@ CHARTS = Path(__file__).resolve().parents[2] / "fixtures" / "helm"
 
 def _render_side_by_side(root: Path, charts: list[str], monkeypatch: pytest.MonkeyPatch) -> int:
     """Each chart rendered on its own thread with two slots, as renders.py does; the most children
-    alive at once."""
+    alive at once (a chart's child is alive until `ended` says none is, or its renders are over)."""
     run_helm = helm._run_helm
     alive, most = [0], [0]
     lock = threading.Lock()
@@ -32,12 +32,25 @@ def _render_side_by_side(root: Path, charts: list[str], monkeypatch: pytest.Monk
         with lock:
             alive[0] += 1
             most[0] = max(most[0], alive[0])
+        left = [False]
+        told = kwargs.get("ended")
+
+        def leave() -> None:
+            with lock:
+                if not left[0]:
+                    left[0] = True
+                    alive[0] -= 1
+
+        def ended() -> None:
+            leave()
+            if told is not None:
+                told()
+
         try:
             time.sleep(0.3)  # long enough for the other thread's chart to start beside it
-            yield from run_helm(*args, **kwargs)
+            yield from run_helm(*args, **{**kwargs, "ended": ended})
         finally:
-            with lock:
-                alive[0] -= 1
+            leave()
 
     monkeypatch.setattr(helm, "_run_helm", running)
     slots = threading.BoundedSemaphore(2)
@@ -80,3 +93,30 @@ def test_waiting_for_another_large_chart_does_not_use_up_the_charts_budget(tmp_p
     thread.join(60)
     [render] = made
     assert render.objects and not [p for p in render.problems if "used up" in p.message]
+
+
+def test_a_charts_turn_is_free_while_its_last_set_is_mapped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once the chart's child is kept or ended, the next chart's may start (its render slot and, for a
+    large chart, the large-chart lock are free) while the linter maps the last set's reply; an earlier
+    set is mapped while the child renders the next, its turn held."""
+    shutil.copytree(CHARTS / "web", tmp_path / "web")
+    monkeypatch.setattr(helm, "LARGE_CHART", 1)
+    slot = threading.BoundedSemaphore(1)
+    free_while_mapped: list[tuple[bool, bool]] = []
+    rendered = helm._rendered
+
+    def free(turn: Any) -> bool:
+        if not turn.acquire(blocking=False):
+            return False
+        turn.release()
+        return True
+
+    def mapping(*args: Any, **kwargs: Any) -> Any:
+        free_while_mapped.append((free(slot), free(helm._LARGE)))
+        return rendered(*args, **kwargs)
+
+    monkeypatch.setattr(helm, "_rendered", mapping)
+    made = helm.render_chart_sets(tmp_path, "web", [helm.ValueSet(), helm.ValueSet(release="second")], slot=slot)
+    assert [bool(render.objects) for render in made] == [True, True]
+    assert free_while_mapped == [(False, False), (True, True)]
+    assert free(slot) and free(helm._LARGE)
