@@ -228,6 +228,7 @@ def _scope(args: Any, resolver: Resolver, root: str | None) -> Scope:
         unit_globs=tuple(resolver.unit_globs()),
         git_root=git if git is not None else "",
         allow_network=bool(getattr(args, "allow_network", False)),
+        keep_units=bool(getattr(args, "cluster", False)),  # (the live checks read the units linted)
     )
 
 

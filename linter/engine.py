@@ -28,7 +28,7 @@ else:
 from ..policies.config import Settings
 from ..policies.registry import resolve
 from ..policies.rule import ADMISSION
-from .analyse import FileResult, Finding, ObjectRecord, analyse, context_paths, locate_in_record, read_source
+from .analyse import FileResult, Finding, ObjectRecord, _context_tree, analyse, locate_in_record, read_source
 from .units.alternatives import same_content, split_alternatives
 from .sets import Member, labelled, merged_duplicates, project_index, run_set_rules
 from .suppress import covers, directive_document
@@ -38,10 +38,11 @@ from .units.plan import (
 )
 from .units.plan import plan as units_plan
 from .discover import go_files
-from .unitrun import UnitRun
 
 if TYPE_CHECKING:
+    from .unitrun import UnitRun
     from .units.renders import HelmValues, Layout
+    from .units.rendered import RenderedObject
 
 STDIN = "<stdin>"  # stdin without --stdin-filename: a unit of its own
 # Below this, workers cost more CPU than the wall time they save (bench corpus parts, 2 cores:
@@ -69,6 +70,7 @@ class Scope(NamedTuple):
     render_cache: bool = True
     allow_network: bool = False  # kustomize may fetch remote bases (`--allow-network`, the command line only)
     plan_only: bool = False  # stop once the units are known: nothing rendered, no rule run (`fieldwarden units`)
+    keep_units: bool = False  # Report.units even when nothing renders (`lint --cluster`: linter/live reads them)
 
 
 class Report(NamedTuple):
@@ -145,9 +147,15 @@ def _lint(
             consumed.update(f for f in inside if chart_of(f, layout.charts) is not None)
     targets, target_ids = _without_stray_helpers(targets, target_ids, consumed, notices)
     wanted = set(target_ids)
-    work = UnitRun(names, wanted, settings_for, layout)
-    if not scope.plan_only and layout is not None:  # the renders the layout names run while the files are analysed
-        work.start(names.base, scope.render_cache)  # (in this process alone)
+    work: UnitRun | _PlainRun
+    if layout is not None or scope.keep_units:
+        from .unitrun import UnitRun
+
+        work = run = UnitRun(names, wanted, settings_for, layout)
+        if not scope.plan_only and layout is not None:  # the renders the layout names run while the files are analysed
+            run.start(names.base, scope.render_cache)  # (in this process alone)
+    else:  # (a one-file lint of plain manifests does not import unitrun.py: ~1.2 M instructions)
+        work = _PlainRun(wanted)
     target_results = _analyse_all(
         [(s.display, s.path, s.data, settings_for(s.display), key in consumed) for s, key in zip(targets, target_ids)],
         alone=work.rendering(),
@@ -187,7 +195,7 @@ def _lint(
     findings = _suppress(target_results, findings, settings_for, consumed_shown, work.unlinted, placed.values())
     notices.extend(r.notice for r in target_results if r.notice)
     findings.sort(key=lambda f: (f.file, f.line, f.column, f.code))
-    return Report(findings, notices, len(target_results), work)
+    return Report(findings, notices, len(target_results), None if isinstance(work, _PlainRun) else work)
 
 
 # What units/testruns.py reads anything for (a chainsaw or kyverno CLI test, docexamples.py's mkdocs
@@ -250,6 +258,41 @@ class _Names:
             relative = os.path.relpath(absolute, self.cwd)
             known = self.shown[key] = absolute if relative.startswith("..") else relative
         return known
+
+
+class _PlainRun:
+    """What _lint asks of a UnitRun (unitrun.py) when nothing renders: no chart or kustomization among the files.
+
+    Then no unit has a render to make, read or place, so the units linted are those holding a
+    file being linted (or declared by one); what UnitRun answers with no layout, without its module.
+    """
+
+    def __init__(self, wanted: set[str]) -> None:
+        self.wanted = wanted
+        self.notices: list[str] = []
+        self.failures: list[Finding] = []
+        self.unlinted: set[str] = set()
+
+    def rendering(self) -> bool:
+        return False
+
+    def relevant(self, units: Sequence[Unit], root: str, cache: bool = True) -> list[Unit]:
+        return [unit for unit in units if any(key in self.wanted for key in unit.files) or self.declared_by_wanted(unit)]
+
+    def declared_by_wanted(self, unit: Unit) -> bool:
+        return bool(unit.source) and unit.source in self.wanted
+
+    def rendered_findings(self, units: Sequence[Unit]) -> list[Finding]:
+        return []
+
+    def rendered_members(self, unit: Unit) -> list[Member]:
+        return []
+
+    def inputs_of(self, unit: Unit) -> list[str]:
+        return []
+
+    def place(self, obj: RenderedObject, path: tuple[str | int, ...]) -> tuple[str, int, int, bool] | None:
+        return None  # (never asked: no member is rendered)
 
 
 if TYPE_CHECKING:
@@ -392,7 +435,8 @@ def _declarations(results: dict[str, FileResult], names: _Names, scope: Scope, n
 
 
 def _with_units(
-    findings: list[Finding], names: _Names, relevant: Sequence[Unit], work: UnitRun, results: Sequence[FileResult]
+    findings: list[Finding], names: _Names, relevant: Sequence[Unit], work: UnitRun | _PlainRun,
+    results: Sequence[FileResult],
 ) -> list[Finding]:
     """Every finding names its units; one found in several units is reported once, naming them all.
 
@@ -458,8 +502,10 @@ def _analyse_loaded(loaded: Loaded, full: bool, alone: bool = False) -> list[Fil
     renders run on other threads (UnitRun.start), nothing forks (a child would inherit their locks and pipes),
     and their renderers keep the cores busy anyway."""
     total = sum(len(item[2]) for item in loaded if item[2])
-    workers = 1 if alone else _free_cpus()
-    if workers < 2 or total < PARALLEL_MIN_BYTES or len(loaded) < 4:
+    if alone or total < PARALLEL_MIN_BYTES or len(loaded) < 4:  # (the load average is read for a large input only)
+        return _analyse_chunk(loaded, full)
+    workers = _free_cpus()
+    if workers < 2:
         return _analyse_chunk(loaded, full)
     import multiprocessing
 
@@ -581,7 +627,9 @@ def _load_context(
     # key each entry.
     namespaces = {item[4].default_namespace for item in loaded}
     shared = namespaces.pop() if len(namespaces) == 1 else None
-    cache = ContextCache(root, (context_paths(), shared, ObjectRecord._fields, FileResult._fields))
+    # keyed by the paths projections keep, as the tree analyse() made them with (made once per process,
+    # when the first file was analysed: sorting context_paths() again is ~0.8 M instructions of a one-file run)
+    cache = ContextCache(root, (_context_tree(), shared, ObjectRecord._fields, FileResult._fields))
     results: list[FileResult | None] = []
     missing: Loaded = []
     keys: dict[str, bytes] = {}

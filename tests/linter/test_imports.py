@@ -158,6 +158,7 @@ DEFERRED = (
     "fieldwarden.linter.units.reading",
     "fieldwarden.linter.units.not_linted",  # (FW007's record: with renders only)
     "fieldwarden.linter.units.gitops",  # (with an Argo CD or Flux object only: plan.py says which objects name units)
+    "fieldwarden.linter.unitrun",  # (when something renders, or for `lint --cluster`: engine._PlainRun otherwise)
 )
 
 
