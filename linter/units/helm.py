@@ -230,7 +230,7 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
         return [render for render in results if render is not None]
     dependencies = layout.missing_dependencies(meta)
     unbuilt = [p for p in dependencies if _MISSING in p.message]
-    if not _engine_installed():
+    if not engine_installed():
         missing = RenderProblem(chart_yaml, 1, 1, (
             f"rendering Helm charts needs Helm's engine: pip install 'fieldwarden[{EXTRA}]' "
             "(the helm-python-sdk package); the chart was not linted"))
@@ -283,7 +283,7 @@ def _with_dependencies(layout: _Layout, snapshot: _Snapshot, meta: dict[str, Any
     """The layout with the dependencies charts/ lacks built from their repositories (`--allow-network`),
     or as it was and why not. Only archives of missing dependencies are taken."""
     missing = [p.message.split(" ", 2)[1] for p in layout.missing_dependencies(meta) if _MISSING in p.message]
-    if not missing or not _fetchable(layout, meta) or not _engine_installed():
+    if not missing or not _fetchable(layout, meta) or not engine_installed():
         return layout, ""
     with tempfile.TemporaryDirectory(prefix="fieldwarden-helm-deps-") as scratch:
         built = helm_fetch.build(snapshot.files, Path(scratch), clock.next_wait()[0], MEMORY, MAX_FILE, MAX_CHART)
@@ -325,7 +325,8 @@ def _label(value_set: ValueSet) -> str:
     return f"{' + '.join(parts)} (release {value_set.release})"
 
 
-def _engine_installed() -> bool:
+def engine_installed() -> bool:
+    """Whether Helm's engine (helm-python-sdk, the `render` extra) can be imported."""
     try:
         import importlib.util
 

@@ -206,10 +206,14 @@ def render_pending(root: Path, looked: LookedUp, layout: Layout, default_namespa
         return list(zip(jobs, rendered))
 
     batches = _batches(pending)
-    if any(job.tool == HELM for job, _, _ in pending):
-        from .helm_pool import expect
+    charts = sum(1 for batch in batches if batch[0][0].tool == HELM)
+    if charts:
+        from .helm import MEMORY, engine_installed
+        from .helm_pool import expect, prestart
 
-        expect(sum(1 for batch in batches if batch[0][0].tool == HELM))  # a Helm child is kept only for a chart to come
+        expect(charts)  # a Helm child is kept only for a chart to come
+        if engine_installed():  # their children start while the first charts are read and copied
+            prestart(min(charts, _cpus()), MEMORY)
     slots = None
     scheduled = _scheduled(batches)
     if len(batches) > 1 and _cpus() > 1:

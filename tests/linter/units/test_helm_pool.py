@@ -140,3 +140,20 @@ def test_an_output_the_last_set_rendered_alike_crosses_once_and_comes_back_whole
         ['kind: ConfigMap\ndata:\n  size: "4"', "kind: CustomResourceDefinition\nmetadata:\n  name: big"],
         ['kind: ConfigMap\ndata:\n  size: "4"', "kind: CustomResourceDefinition\nmetadata:\n  name: big"]]
     helm_pool.close_idle()
+
+
+def test_children_started_ahead_render_the_charts_and_end_with_the_renders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """renders.render_pending starts a child per core before the charts are read and copied (kyverno's
+    main chart waited ~0.1-0.2 s more for its child otherwise); those render the charts, and none outlives the run."""
+    helm_pool.prestart(2, helm.MEMORY)
+    helm_pool.prestart(2, helm.MEMORY)  # (idle ones count: still two)
+    ahead = list(helm_pool._IDLE)
+    assert len(ahead) == 2 and all(child.process.poll() is None for child in ahead)
+    children = _taken(monkeypatch)
+    _chart(tmp_path, "first", "kind: ConfigMap\nmetadata:\n  name: first\ndata:\n  size: {{ .Values.size | quote }}\n")
+    render = helm.render_chart(tmp_path, "first", [])
+    assert _lines(render) == ["kind: ConfigMap\nmetadata:\n  name: first\ndata:\n  size: \"3\" @ ('first/templates/cm.yaml', 5, 3)"]
+    assert children[0] in ahead
+    helm_pool.close_idle()
+    assert all(child.process.poll() is not None for child in ahead)
+    assert not helm_pool._IDLE
