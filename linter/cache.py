@@ -168,7 +168,10 @@ class ContextCache:
     def __init__(self, root: StrPath, signature: object) -> None:
         self.folder = os.path.join(root, CACHE_DIR)
         self.file = os.path.join(self.folder, CACHE_FILE)
-        self.signature = (FORMAT, __version__, marshal.version, signature)
+        # what the entries were made under (the engine's context paths and record fields), by its digest:
+        # itself, it would be read back and compared on every run (~0.6 M instructions of a one-file lint).
+        # marshal's version 2 writes a value the same whatever its objects' sharing and interning (no refs).
+        self.signature = (FORMAT, __version__, marshal.version, digest(marshal.dumps(signature, 2)))
         self.entries: dict[str, tuple[bytes, FileResult]] = {}
         self.dirty = False
         try:

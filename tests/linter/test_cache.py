@@ -369,3 +369,19 @@ def test_planted_configuration_marker_does_not_skip_validation(repo: Path) -> No
     assert result.code == 2 and "no-such-option" in result.stderr
     write(repo, ".fieldwarden.yaml", "fail-on: warning\n")
     assert lint(["deploy.yaml"], cwd=repo).code in (0, 1)
+
+
+def test_a_cache_made_under_other_context_paths_is_not_believed(repo: Path, parsed: list[str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache holds the digest of what its projections were made under (the context paths' tree, the
+    record fields), not the tree itself: read back and compared, that was ~0.6 M instructions of a one-file lint."""
+    assert run(repo) == REPLICAS
+    body = marshal.loads((repo / CACHE_DIR / CACHE_FILE).read_bytes().partition(b"\n")[2])
+    assert isinstance(body["signature"][-1], bytes) and len(body["signature"][-1]) == 16
+    parsed.clear()
+    assert run(repo) == REPLICAS and parsed == ["deploy.yaml"]  # the same paths: believed
+    tree = engine._context_tree()
+    monkeypatch.setattr(engine, "_context_tree", lambda: {**tree, "extra": (True, {})})  # a rule reads one more field
+    parsed.clear()
+    assert run(repo) == REPLICAS
+    assert "hpa.yaml" in parsed  # parsed again, not taken from the cache
