@@ -165,7 +165,7 @@ class ContextCache:
     that file is parsed every run.
     """
 
-    def __init__(self, root: StrPath, signature: object) -> None:
+    def __init__(self, root: StrPath, signature: tuple[Any, ...]) -> None:
         self.folder = os.path.join(root, CACHE_DIR)
         self.file = os.path.join(self.folder, CACHE_FILE)
         # what the entries were made under (the engine's context paths and record fields), by its digest:
