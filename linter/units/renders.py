@@ -211,7 +211,7 @@ def render_pending(root: Path, looked: LookedUp, layout: Layout, default_namespa
         from .helm import MEMORY, engine_installed
         from .helm_pool import expect, prestart
 
-        expect(charts)  # a Helm child is kept only for a chart to come
+        expect(charts, _cpus())  # a Helm child is kept only for a chart to come, one per chart rendered at once
         if engine_installed():  # their children start while the first charts are read and copied
             prestart(min(charts, _cpus()), MEMORY)
     slots = None

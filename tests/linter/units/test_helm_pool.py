@@ -115,6 +115,19 @@ def test_one_child_at_most_is_kept() -> None:
     third.end(kill=True)
 
 
+def test_a_child_per_chart_rendered_at_once_is_kept() -> None:
+    """Two charts render at once (two cores): both their children are kept for the charts to come, a third is not."""
+    helm_pool.expect(5, keep=2)
+    first, second, third = (helm_pool.take(1 << 30) for _ in range(3))
+    for child in (first, second, third):
+        helm_pool.give_back(child)
+    assert first.process.poll() is None and second.process.poll() is None and third.process.poll() == 0
+    assert {helm_pool.take(1 << 30), helm_pool.take(1 << 30)} == {first, second}
+    first.end(kill=True)
+    second.end(kill=True)
+    helm_pool.close_idle()
+
+
 def test_an_output_the_last_set_rendered_alike_crosses_once_and_comes_back_whole(tmp_path: Path) -> None:
     """kyverno's charts/kyverno (111e07bbec): 17 sets render the same CRDs, megabytes each; the child
     sends a template's output once while the sets render it alike."""
