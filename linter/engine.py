@@ -29,7 +29,6 @@ from ..policies.config import Settings
 from ..policies.registry import resolve
 from ..policies.rule import ADMISSION
 from .analyse import FileResult, Finding, ObjectRecord, _context_tree, analyse, locate_in_record, read_source
-from .units.alternatives import same_content, split_alternatives
 from .sets import Member, labelled, merged_duplicates, project_index, run_set_rules
 from .suppress import covers, directive_document
 from .units.plan import (
@@ -40,6 +39,7 @@ from .units.plan import plan as units_plan
 from .discover import go_files
 
 if TYPE_CHECKING:
+    from ..policies.model import ObjectKey
     from .unitrun import UnitRun
     from .units.renders import HelmValues, Layout
     from .units.rendered import RenderedObject
@@ -167,8 +167,14 @@ def _lint(
     plan = units_plan(files, kustomizations, consumed, charts, _declarations(results, names, scope, notices), steps,
                       alone)
     all_units = plan.units + ([Unit(STDIN, (STDIN,))] if STDIN in results else [])
-    all_units = split_alternatives(all_units, lambda key: [r.key for r in _objects(results.get(key))], notices,
-                                   same_content(names.base))
+
+    def keys_of(key: str) -> list[ObjectKey | None]:
+        return [r.key for r in _objects(results.get(key))]
+
+    if _shares_objects(all_units, keys_of):  # (else no folder holds alternatives: units/alternatives.py not imported)
+        from .units.alternatives import same_content, split_alternatives
+
+        all_units = split_alternatives(all_units, keys_of, notices, same_content(names.base))
     if scope.plan_only:
         return Report([], notices, len(target_results), planned=all_units, layout=layout, fixtures=left_out)
     relevant = work.relevant(all_units, names.base, scope.render_cache)
@@ -306,6 +312,19 @@ def _without_fixtures(items: Sequence[Item], keys: list[str], chainsaw: frozense
     if len(kept) == len(keys):
         return list(items), keys
     return [items[index] for index in kept], [keys[index] for index in kept]
+
+
+def _shares_objects(units: Sequence[Unit], keys_of: Callable[[str], Iterable[ObjectKey | None]]) -> bool:
+    """Whether two files of a plain unit define an object of the same identity: what any two alternatives
+    do (units/alternatives.py: they share MIN_SHARED objects, or, in a folder of samples, all of theirs)."""
+    for unit in units:
+        if unit.plain and len(unit.files) > 1:
+            first: dict[ObjectKey, str] = {}
+            for key in unit.files:
+                for object_key in keys_of(key):
+                    if object_key is not None and first.setdefault(object_key, key) != key:
+                        return True
+    return False
 
 
 def _objects(result: FileResult | None) -> Sequence[ObjectRecord]:

@@ -159,6 +159,7 @@ DEFERRED = (
     "fieldwarden.linter.units.not_linted",  # (FW007's record: with renders only)
     "fieldwarden.linter.units.gitops",  # (with an Argo CD or Flux object only: plan.py says which objects name units)
     "fieldwarden.linter.unitrun",  # (when something renders, or for `lint --cluster`: engine._PlainRun otherwise)
+    "fieldwarden.linter.units.alternatives",  # (when two files of a plain folder share an object: engine._shares_objects)
 )
 
 

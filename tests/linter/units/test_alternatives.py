@@ -65,3 +65,25 @@ def test_two_files_of_the_same_objects_make_a_folder_of_samples() -> None:
     # the same documents in two files are a copy left behind: no sample, the one-object rule holds
     same = lambda a, b: {a, b} == {"c/bgppeer_simple.yaml", "c/bgppeer_with_vrf.yaml"}  # noqa: E731
     assert alternative_pairs(sorted(SAMPLES), lambda path: SAMPLES[path], same) == set()
+
+
+def test_a_folder_is_cut_only_where_two_files_share_an_object() -> None:
+    """engine._shares_objects leaves units/alternatives.py out when no two files of a plain unit share an object:
+    every cut, on every assignment of three objects to three files, is where it says some are shared."""
+    from itertools import product
+
+    from fieldwarden.linter.engine import _shares_objects
+
+    pools = [[cm(name) for name in names] for names in ("", "a", "b", "ab", "abc", "bc")]
+    files = ("f/one.yaml", "f/two.yaml", "f/three.yaml")
+    cuts = 0
+    for chosen in product(pools, repeat=len(files)):
+        keys = dict(zip(files, chosen))
+        unit = Unit("f", files, plain=True)
+        units, notice = split_unit(unit, lambda path: keys[path])
+        if (units, notice) != ([unit], ""):
+            cuts += 1
+            assert _shares_objects([unit], lambda path: keys[path]), keys
+    assert cuts > 20  # (folders of samples and of installs among them)
+    assert _shares_objects([Unit("m", tuple(sorted(KEYS)), plain=True)], lambda path: KEYS[path])
+    assert not _shares_objects([Unit("m", tuple(sorted(KEYS)))], lambda path: KEYS[path])  # declared: never cut
