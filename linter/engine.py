@@ -147,19 +147,20 @@ def _lint(
             consumed.update(f for f in inside if chart_of(f, layout.charts) is not None)
     targets, target_ids = _without_stray_helpers(targets, target_ids, consumed, notices)
     wanted = set(target_ids)
+    jobs = [(s.display, s.path, s.data, settings_for(s.display), key in consumed) for s, key in zip(targets, target_ids)]
+    apart = None
     work: UnitRun | _PlainRun
     if layout is not None or scope.keep_units:
         from .unitrun import UnitRun
 
         work = run = UnitRun(names, wanted, settings_for, layout)
         if not scope.plan_only and layout is not None:  # the renders the layout names run while the files are analysed
+            if layout.kustomizations or layout.charts:
+                apart = _analyse_apart(jobs)  # (forked before the renders' threads and children exist)
             run.start(names.base, scope.render_cache)  # (in this process alone)
     else:  # (a one-file lint of plain manifests does not import unitrun.py: ~1.2 M instructions)
         work = _PlainRun(wanted)
-    target_results = _analyse_all(
-        [(s.display, s.path, s.data, settings_for(s.display), key in consumed) for s, key in zip(targets, target_ids)],
-        alone=work.rendering(),
-    )
+    target_results = apart(work.rendering) if apart is not None else _analyse_all(jobs, alone=work.rendering())
     context_results = _load_context(context, settings_for, root, keep=[s.display for s in targets], alone=work.rendering())
     results = dict(zip(target_ids, target_results))
     results.update(zip(context_ids, context_results))
@@ -503,13 +504,81 @@ def _relabelled(finding: Finding, result: FileResult, unit: Unit) -> Finding:
 
 def _analyse_all(jobs: list[tuple[str, str | None, bytes | None, Settings, bool]], alone: bool = False) -> list[FileResult]:
     """Targets: (display, path, data, settings, consumed by a render); `alone`: in this process."""
+    return _analyse_loaded(_read_all(jobs), full=True, alone=alone)
+
+
+def _read_all(jobs: list[tuple[str, str | None, bytes | None, Settings, bool]]) -> Loaded:
     loaded: Loaded = []
     for display, path, data, settings, consumed in jobs:
         error = ""
         if data is None and path is not None:
             data, error = read_source(path, settings)
         loaded.append((display, path, data, error, settings, consumed))
-    return _analyse_loaded(loaded, full=True, alone=alone)
+    return loaded
+
+
+def _analyse_apart(jobs: list[tuple[str, str | None, bytes | None, Settings, bool]],
+                   ) -> Callable[[Callable[[], bool]], list[FileResult]] | None:
+    """Targets analysed by one worker process forked now, before renders start: their results, once asked
+    (given what says whether renders still run: once none does, this process takes tasks from the end too).
+
+    While renders run, this process maps and analyses what the renderers give back on its threads,
+    which hold the GIL most of the time (prometheus-community's 44 charts: ~90% of the run); targets
+    analysed here too would take their turns with them (there: a chart's CRDs under crds/ and its
+    values files, 6 MB, ~0.45 s). The renderers' children leave part of the other core idle: the worker
+    takes them there. Forked while this thread is the only one (nothing else to inherit, see
+    _analyse_loaded), whatever the load average says: the renders' children keep the cores busy
+    anyway, and the worker only frees this process's GIL. None when it does not pay (fewer than two
+    cores, less than PARALLEL_MIN_BYTES, no fork) or threads already run.
+    """
+    import threading
+
+    if _cpus() < 2 or threading.active_count() > 1:
+        return None
+    loaded = _read_all(jobs)
+    total = sum(len(item[2]) for item in loaded if item[2])
+    if total < PARALLEL_MIN_BYTES or len(loaded) < 4:
+        return lambda rendering: _analyse_loaded(loaded, full=True, alone=rendering())
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    try:
+        context = multiprocessing.get_context("fork")
+    except ValueError:  # pragma: no cover - platforms without fork
+        return lambda rendering: _analyse_loaded(loaded, full=True, alone=rendering())
+    global _SHARED
+    bounds = _chunks(loaded, CHUNK_BYTES)
+    _SHARED = (loaded, True)
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=context)
+    futures = [pool.submit(_analyse_shared, start, end) for start, end in bounds]
+
+    def results(rendering: Callable[[], bool]) -> list[FileResult]:
+        global _SHARED
+        from concurrent.futures import FIRST_COMPLETED, wait
+        from concurrent.futures.process import BrokenProcessPool
+
+        from .packing import unpack
+
+        done_here: dict[int, list[FileResult]] = {}  # tasks this process took from the end, once renders were over
+        end = len(futures)
+        try:
+            while end and not futures[end - 1].done():
+                if rendering():
+                    wait([f for f in futures[:end] if not f.done()], timeout=0.02, return_when=FIRST_COMPLETED)
+                elif futures[end - 1].cancel():
+                    end -= 1
+                    done_here[end] = _analyse_chunk(loaded[slice(*bounds[end])], True)
+                else:  # the worker has it: the tasks before it are done or its
+                    break
+            return [result for index, future in enumerate(futures)
+                    for result in (done_here[index] if index in done_here else unpack(future.result()))]
+        except BrokenProcessPool:  # the worker died (out of memory?): this process does it all
+            return _analyse_chunk(loaded, True)
+        finally:
+            pool.shutdown()
+            _SHARED = None
+
+    return results
 
 
 # (display, path, data, read error, settings, consumed by a render: see analyse())

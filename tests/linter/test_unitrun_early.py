@@ -78,6 +78,41 @@ def test_renders_start_before_the_files_are_analysed_and_nothing_forks_meanwhile
     assert run.code == 1 and any(f["code"] == "FW105" for f in run.findings)  # the canary overlap (README)
 
 
+@needs_renderers
+def test_large_targets_are_analysed_by_a_worker_forked_before_the_renders_begin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While renders run, this process's threads map and analyse their output (holding the GIL); a large
+    input's files go to one worker process forked before the first render thread or child exists
+    (engine._analyse_apart), with the same report."""
+    import multiprocessing
+
+    root = _checkout("shop-chart-and-kustomize", tmp_path)
+    expected = _run(root, "json")
+    shutil.rmtree(root / ".fieldwarden_cache")
+    pids = tmp_path / "analysed-by"
+    render, analyse_chunk = renders.render_pending, engine._analyse_chunk
+    seen: dict[str, Any] = {}
+
+    def rendering(*args: Any, **kwargs: Any) -> Rendered:
+        seen.setdefault("workers when the renders begin", len(multiprocessing.active_children()))
+        return render(*args, **kwargs)
+
+    def chunk(loaded: engine.Loaded, full: bool) -> list[Any]:
+        with open(pids, "a", encoding="ascii") as handle:
+            handle.write(f"{os.getpid()}\n")
+        return analyse_chunk(loaded, full)
+
+    monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 1)  # (the fixture is small)
+    monkeypatch.setattr(engine, "_cpus", lambda: 2)
+    monkeypatch.setattr(renders, "render_pending", rendering)
+    monkeypatch.setattr(engine, "_analyse_chunk", chunk)
+    assert _run(root, "json") == expected
+    assert seen == {"workers when the renders begin": 1}
+    assert {int(pid) for pid in pids.read_text().split()} - {os.getpid()}  # analysed in another process
+    assert not multiprocessing.active_children()
+
+
 # argocd-apps: an Application's chart with values files and a namespace renders after the analysis, its
 # default value set before; kubeflow-failed-render and kustomize-app: failed renders (FW006, FW007) and
 # kustomize's warnings, whose order follows the renders'
