@@ -46,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "lint":
             from .linter import cli as lint_cli
 
-            _loaded(command_line)
+            _loaded(command_line, collect=False)
             code = lint_cli.run(args)
             if command_line:
                 _exit_now(code)  # (returns when the interpreter has something left to do)
@@ -71,15 +71,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-def _loaded(command_line: bool) -> None:
-    """The command's modules are in: hide them from the collector, then let it run again.
+def _loaded(command_line: bool, collect: bool = True) -> None:
+    """The command's modules are in: hide them from the collector, then let it run again (`collect`).
 
     Frozen, they are walked neither by later collections nor by the interpreter's teardown
-    (~7 ms, a tenth of a pre-commit run).
+    (~7 ms, a tenth of a pre-commit run). A lint runs without the collector (engine.lint) and keeps
+    it off to the end: the collection that would follow the lint walks every object it made and
+    still holds, for a process about to end (~0.2 s after a lint of 44 charts and 41 kustomize roots).
     """
     if command_line:
         gc.freeze()
-        gc.enable()
+        if collect:
+            gc.enable()
 
 
 def _exit_now(code: int) -> None:
