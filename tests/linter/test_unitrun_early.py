@@ -79,39 +79,44 @@ def test_renders_start_before_the_files_are_analysed_and_nothing_forks_meanwhile
 
 
 @needs_renderers
-def test_large_targets_are_analysed_by_a_worker_forked_before_the_renders_begin(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_large_targets_are_analysed_by_a_worker_forked_before_the_renders_begin(tmp_path: Path) -> None:
     """While renders run, this process's threads map and analyse their output (holding the GIL); a large
     input's files go to one worker process forked before the first render thread or child exists
-    (engine._analyse_apart), with the same report."""
-    import multiprocessing
+    (engine._analyse_apart), with the same report. (In a process of its own: a worker is forked only
+    while no other thread runs, and the test session's may.)"""
+    import sys
 
     root = _checkout("shop-chart-and-kustomize", tmp_path)
     expected = _run(root, "json")
     shutil.rmtree(root / ".fieldwarden_cache")
-    pids = tmp_path / "analysed-by"
-    render, analyse_chunk = renders.render_pending, engine._analyse_chunk
-    seen: dict[str, Any] = {}
-
-    def rendering(*args: Any, **kwargs: Any) -> Rendered:
-        seen.setdefault("workers when the renders begin", len(multiprocessing.active_children()))
-        return render(*args, **kwargs)
-
-    def chunk(loaded: engine.Loaded, full: bool) -> list[Any]:
-        with open(pids, "a", encoding="ascii") as handle:
-            handle.write(f"{os.getpid()}\n")
-        return analyse_chunk(loaded, full)
-
-    monkeypatch.setattr(engine, "PARALLEL_MIN_BYTES", 1)  # (the fixture is small)
-    monkeypatch.setattr(engine, "_cpus", lambda: 2)
-    monkeypatch.setattr(renders, "render_pending", rendering)
-    monkeypatch.setattr(engine, "_analyse_chunk", chunk)
-    assert _run(root, "json") == expected
-    assert seen == {"workers when the renders begin": 1}
-    assert {int(pid) for pid in pids.read_text().split()} - {os.getpid()}  # analysed in another process
-    assert not multiprocessing.active_children()
-
+    pids, begun = tmp_path / "analysed-by", tmp_path / "workers-when-renders-begin"
+    code = f"""
+import multiprocessing, os, sys
+from fieldwarden.linter import engine
+from fieldwarden.linter.units import renders
+engine.PARALLEL_MIN_BYTES = 1  # (the fixture is small)
+engine._cpus = lambda: 2
+chunk, render = engine._analyse_chunk, renders.render_pending
+def analysing(loaded, full):
+    with open({str(pids)!r}, "a") as handle:
+        handle.write(f"{{os.getpid()}}\\n")
+    return chunk(loaded, full)
+def rendering(*args, **kwargs):
+    with open({str(begun)!r}, "a") as handle:
+        handle.write(f"{{len(multiprocessing.active_children())}}\\n")
+    return render(*args, **kwargs)
+engine._analyse_chunk, renders.render_pending = analysing, rendering
+from fieldwarden.cli import main
+print("pid", os.getpid(), file=sys.stderr)
+sys.exit(main(["lint", "--format", "json"]))
+"""
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    lines = done.stderr.splitlines()
+    own = int(lines[0].split()[1])
+    assert (done.returncode, done.stdout, "\n".join(lines[1:]) + ("\n" if lines[1:] else "")) == expected
+    assert begun.read_text().split() == ["1"]  # the worker was there when the renders began
+    analysed_by = {int(pid) for pid in pids.read_text().split()}
+    assert analysed_by - {own}  # analysed in the worker (this process takes tasks too once no render runs)
 
 # argocd-apps: an Application's chart with values files and a namespace renders after the analysis, its
 # default value set before; kubeflow-failed-render and kustomize-app: failed renders (FW006, FW007) and
