@@ -81,31 +81,30 @@ def test_renders_start_before_the_files_are_analysed_and_nothing_forks_meanwhile
 @needs_renderers
 def test_large_targets_are_analysed_by_a_worker_forked_before_the_renders_begin(tmp_path: Path) -> None:
     """While renders run, this process's threads map and analyse their output (holding the GIL); a large
-    input's files go to one worker process forked before the first render thread or child exists
-    (engine._analyse_apart), with the same report. (In a process of its own: a worker is forked only
-    while no other thread runs, and the test session's may.)"""
+    input's files go to one worker process, forked while no other thread runs: before the renders'
+    threads start (engine._analyse_apart), with the same report. (In a process of its own: a test
+    session's leftover threads rightly keep the fork off.)"""
     import sys
 
     root = _checkout("shop-chart-and-kustomize", tmp_path)
     expected = _run(root, "json")
     shutil.rmtree(root / ".fieldwarden_cache")
-    pids, begun = tmp_path / "analysed-by", tmp_path / "workers-when-renders-begin"
+    pids, forks = tmp_path / "analysed-by", tmp_path / "threads-at-fork"
     code = f"""
-import multiprocessing, os, sys
+import os, sys, threading
 from fieldwarden.linter import engine
-from fieldwarden.linter.units import renders
 engine.PARALLEL_MIN_BYTES = 1  # (the fixture is small)
 engine._cpus = lambda: 2
-chunk, render = engine._analyse_chunk, renders.render_pending
+chunk, fork = engine._analyse_chunk, os.fork
 def analysing(loaded, full):
     with open({str(pids)!r}, "a") as handle:
         handle.write(f"{{os.getpid()}}\\n")
     return chunk(loaded, full)
-def rendering(*args, **kwargs):
-    with open({str(begun)!r}, "a") as handle:
-        handle.write(f"{{len(multiprocessing.active_children())}}\\n")
-    return render(*args, **kwargs)
-engine._analyse_chunk, renders.render_pending = analysing, rendering
+def forking():
+    with open({str(forks)!r}, "a") as handle:
+        handle.write(f"{{threading.active_count()}}\\n")
+    return fork()
+engine._analyse_chunk, os.fork = analysing, forking
 from fieldwarden.cli import main
 print("pid", os.getpid(), file=sys.stderr)
 sys.exit(main(["lint", "--format", "json"]))
@@ -114,9 +113,9 @@ sys.exit(main(["lint", "--format", "json"]))
     lines = done.stderr.splitlines()
     own = int(lines[0].split()[1])
     assert (done.returncode, done.stdout, "\n".join(lines[1:]) + ("\n" if lines[1:] else "")) == expected
-    assert begun.read_text().split() == ["1"]  # the worker was there when the renders began
-    analysed_by = {int(pid) for pid in pids.read_text().split()}
-    assert analysed_by - {own}  # analysed in the worker (this process takes tasks too once no render runs)
+    assert forks.read_text().split() == ["1"]  # one worker, forked while this process had no other thread
+    assert {int(pid) for pid in pids.read_text().split()} - {own}  # files analysed in it (this process takes
+    # tasks too once no render runs)
 
 # argocd-apps: an Application's chart with values files and a namespace renders after the analysis, its
 # default value set before; kubeflow-failed-render and kustomize-app: failed renders (FW006, FW007) and
