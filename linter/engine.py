@@ -20,6 +20,7 @@ import os
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
 if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
     from pathlib import Path
     from typing import Callable, Iterable, NamedTuple, Sequence, TypeVar
 else:
@@ -28,7 +29,7 @@ else:
 from ..policies.config import Settings
 from ..policies.registry import resolve
 from ..policies.rule import ADMISSION
-from .analyse import FileResult, Finding, ObjectRecord, _context_tree, analyse, locate_in_record, read_source
+from .analyse import FileResult, Finding, ObjectRecord, analyse, context_tree, locate_in_record, read_source
 from .sets import Member, labelled, merged_duplicates, project_index, run_set_rules
 from .suppress import covers, directive_document
 from .units.plan import (
@@ -537,46 +538,23 @@ def _analyse_apart(jobs: list[tuple[str, str | None, bytes | None, Settings, boo
         return None
     loaded = _read_all(jobs)
     total = sum(len(item[2]) for item in loaded if item[2])
-    if total < PARALLEL_MIN_BYTES or len(loaded) < 4:
-        return lambda rendering: _analyse_loaded(loaded, full=True, alone=rendering())
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
 
     try:
-        context = multiprocessing.get_context("fork")
+        context = multiprocessing.get_context("fork") if total >= PARALLEL_MIN_BYTES and len(loaded) >= 4 else None
     except ValueError:  # pragma: no cover - platforms without fork
+        context = None
+    if context is None:
         return lambda rendering: _analyse_loaded(loaded, full=True, alone=rendering())
-    global _SHARED
-    bounds = _chunks(loaded, CHUNK_BYTES)
-    _SHARED = (loaded, True)
-    pool = ProcessPoolExecutor(max_workers=1, mp_context=context)
-    futures = [pool.submit(_analyse_shared, start, end) for start, end in bounds]
+    workers = _Workers(loaded, True, 1, context, CHUNK_BYTES)
 
     def results(rendering: Callable[[], bool]) -> list[FileResult]:
-        global _SHARED
-        from concurrent.futures import FIRST_COMPLETED, wait
         from concurrent.futures.process import BrokenProcessPool
 
-        from .packing import unpack
-
-        done_here: dict[int, list[FileResult]] = {}  # tasks this process took from the end, once renders were over
-        end = len(futures)
         try:
-            while end and not futures[end - 1].done():
-                if rendering():
-                    wait([f for f in futures[:end] if not f.done()], timeout=0.02, return_when=FIRST_COMPLETED)
-                elif futures[end - 1].cancel():
-                    end -= 1
-                    done_here[end] = _analyse_chunk(loaded[slice(*bounds[end])], True)
-                else:  # the worker has it: the tasks before it are done or its
-                    break
-            return [result for index, future in enumerate(futures)
-                    for result in (done_here[index] if index in done_here else unpack(future.result()))]
+            return workers.results(busy=rendering)  # (this process takes tasks too once no render runs)
         except BrokenProcessPool:  # the worker died (out of memory?): this process does it all
             return _analyse_chunk(loaded, True)
-        finally:
-            pool.shutdown()
-            _SHARED = None
 
     return results
 
@@ -601,30 +579,54 @@ def _analyse_loaded(loaded: Loaded, full: bool, alone: bool = False) -> list[Fil
         context = multiprocessing.get_context("fork")
     except ValueError:  # pragma: no cover - platforms without fork: one process
         return _analyse_chunk(loaded, full)
-    from concurrent.futures import ProcessPoolExecutor
+    # This process is one of the `workers` (_Workers.results)
+    return _Workers(loaded, full, workers - 1, context, min(CHUNK_BYTES, total // (4 * workers) + 1)).results()
 
-    # Many small tasks in file order. This process is one of the `workers`: it takes tasks from
-    # the end while the forked ones take them from the start, until they meet (a task still
-    # pending is cancelled and done here), so the cores stay busy to the end and what this
-    # process analyses is never sent. The workers read the files' bytes from the memory they
-    # share with this process at the fork (_SHARED), and send results back packed (packing.py).
-    bounds = _chunks(loaded, min(CHUNK_BYTES, total // (4 * workers) + 1))
-    global _SHARED
-    _SHARED = (loaded, full)
-    try:
-        with ProcessPoolExecutor(max_workers=workers - 1, mp_context=context) as pool:
-            futures = [pool.submit(_analyse_shared, start, end) for start, end in bounds]
-            done_here: dict[int, list[FileResult]] = {}
-            for index in range(len(bounds) - 1, -1, -1):
-                if not futures[index].cancel():
+
+class _Workers:
+    """Files analysed by worker processes forked now, in many small tasks in file order.
+
+    This process takes tasks from the end once `results` is asked (and `busy` says it may), while
+    the workers take them from the start, until they meet (a task still pending is cancelled and
+    done here): the cores stay busy to the end, and what this process analyses is never sent. The
+    workers read the files' bytes from the memory they share with this process at the fork
+    (_SHARED), and send results back packed (packing.py).
+    """
+
+    def __init__(self, loaded: Loaded, full: bool, workers: int, context: BaseContext, size: int) -> None:
+        from concurrent.futures import ProcessPoolExecutor
+
+        global _SHARED
+        self.loaded, self.full = loaded, full
+        self.bounds = _chunks(loaded, size)
+        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+        _SHARED = (loaded, full)  # (the workers are forked at the first task)
+        self.futures = [self.pool.submit(_analyse_shared, start, end) for start, end in self.bounds]
+
+    def results(self, busy: Callable[[], bool] = lambda: False) -> list[FileResult]:
+        """Every file's result, in order; while `busy()`, this process waits instead of taking tasks."""
+        global _SHARED
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        from .packing import unpack
+
+        futures = self.futures
+        done_here: dict[int, list[FileResult]] = {}
+        end = len(futures)
+        try:
+            while end and not futures[end - 1].done():
+                if busy():
+                    wait([f for f in futures[:end] if not f.done()], timeout=0.02, return_when=FIRST_COMPLETED)
+                elif futures[end - 1].cancel():
+                    end -= 1
+                    done_here[end] = _analyse_chunk(self.loaded[slice(*self.bounds[end])], self.full)
+                else:  # a worker has it: the tasks before it are done or theirs
                     break
-                done_here[index] = _analyse_chunk(loaded[slice(*bounds[index])], full)
-            from .packing import unpack
-
             return [result for index, future in enumerate(futures)
                     for result in (done_here[index] if index in done_here else unpack(future.result()))]
-    finally:
-        _SHARED = None
+        finally:
+            self.pool.shutdown()
+            _SHARED = None
 
 
 _SHARED: tuple[Loaded, bool] | None = None  # (files, full) while forked workers analyse them
@@ -717,7 +719,7 @@ def _load_context(
     shared = namespaces.pop() if len(namespaces) == 1 else None
     # keyed by the paths projections keep, as the tree analyse() made them with (made once per process,
     # when the first file was analysed: sorting context_paths() again is ~0.8 M instructions of a one-file run)
-    cache = ContextCache(root, (_context_tree(), shared, ObjectRecord._fields, FileResult._fields))
+    cache = ContextCache(root, (context_tree(), shared, ObjectRecord._fields, FileResult._fields))
     results: list[FileResult | None] = []
     missing: Loaded = []
     keys: dict[str, bytes] = {}
