@@ -96,7 +96,8 @@ PathTree = dict[str, tuple[bool, "PathTree"]]
 _TREE: PathTree | None = None
 
 
-def _context_tree() -> PathTree:
+def context_tree() -> PathTree:
+    """The paths projections keep (context_paths()), as a tree of path steps: made once per process."""
     global _TREE
     if _TREE is None:
         tree: PathTree = {}
@@ -163,7 +164,7 @@ def analyse(
         return FileResult(display, [], [], [], [], "")  # JSONC, JSON lines...: no manifest, no findings
     findings.extend(_input_finding(display, *problem) for problem in loaded.problems)
     objects: list[ObjectRecord] = []
-    tree = _context_tree()
+    tree = context_tree()
     # The object rules for each kind met (rule.KINDS), with their options: a rule's module is imported
     # when an object of its kinds is met (registry.py). Made once per settings (their memo), not per file.
     by_kind: dict[tuple[str, str], list[tuple[Any, Any]]] = settings.memo.setdefault(_BY_KIND, {}) if full and not consumed else {}

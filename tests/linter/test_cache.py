@@ -380,8 +380,8 @@ def test_a_cache_made_under_other_context_paths_is_not_believed(repo: Path, pars
     assert isinstance(body["signature"][-1], bytes) and len(body["signature"][-1]) == 16
     parsed.clear()
     assert run(repo) == REPLICAS and parsed == ["deploy.yaml"]  # the same paths: believed
-    tree = engine._context_tree()
-    monkeypatch.setattr(engine, "_context_tree", lambda: {**tree, "extra": (True, {})})  # a rule reads one more field
+    tree = engine.context_tree()
+    monkeypatch.setattr(engine, "context_tree", lambda: {**tree, "extra": (True, {})})  # a rule reads one more field
     parsed.clear()
     assert run(repo) == REPLICAS
     assert "hpa.yaml" in parsed  # parsed again, not taken from the cache
