@@ -11,7 +11,9 @@ live value the apply keeps, and that a new object would get with another value:
 The typical cause is a default that depends on another field: `imagePullPolicy` is `Always`
 for an image tagged `:latest` and `IfNotPresent` otherwise, and it is computed once. Values
 the server allocates (a Service's `clusterIP` and node ports, a PVC's `volumeName`, anything
-carrying the object's uid or name) are left out. Not run with `--read-only` (it needs the two
+carrying the object's uid or name) are left out, and so is `spec.replicas` when a live
+HorizontalPodAutoscaler scales the object: the HPA set that count, not the server, and leaving
+replicas out of the manifest is right there (FW301). Not run with `--read-only` (it needs the two
 dry runs).
 
 ## Why is this bad?
@@ -58,6 +60,7 @@ OPTIONS: dict[str, Any] = {}
 DEFAULTS: dict[str, Any] = {}
 
 LIMIT = 10  # per object
+REPLICAS: FieldPath = ("spec", "replicas")
 # Values the API server allocates rather than defaults: they differ between any two objects.
 _ALLOCATED: tuple[tuple[str, ...], ...] = (
     ("spec", "clusterIP"), ("spec", "clusterIPs"), ("spec", "healthCheckNodePort"), ("spec", "volumeName"),
@@ -76,6 +79,8 @@ def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
     for path, value in leaves(result):
         if not path or path[0] in ("metadata", "status", "apiVersion", "kind") or _allocated(path):
             continue
+        if case.hpas and path == REPLICAS:
+            continue  # the autoscaler's count (even where the first server-side apply gave it to "before-first-apply")
         if follow(case.manifest, path, result) is not None:
             continue  # the manifest sets it
         in_fresh = follow(fresh, path, result)

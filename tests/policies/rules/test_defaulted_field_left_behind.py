@@ -36,3 +36,20 @@ def test_fields_of_other_writers_values_the_apply_changes_and_allocations_are_no
     fresh_service = {**service, "spec": {"ports": [{"port": 80, "nodePort": 30002}], "clusterIP": "10.0.0.9"}}
     assert not list(rule.check(case(service, stored_service, result=stored_service, fresh=fresh_service), {}))
     assert not list(rule.check(case(manifest, stored, result=stored), {}))  # no fresh object: nothing to compare
+
+
+def test_replicas_an_hpa_set_are_not_a_default_even_when_before_first_apply_owns_them() -> None:
+    # managedFields reset, then a first server-side apply: "before-first-apply" owns everything, the HPA's
+    # count included (tests/e2e/test_live_ownership.py builds this state on a real API server)
+    first = apply_entry("before-first-apply", {"f:spec": {"f:replicas": {}}}, "Update")
+    manifest = deployment()  # replicas left out, as FW301 advises under an HPA
+    stored = live(manifest, [first], replicas=5)
+    after = copy.deepcopy(stored)
+    after["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.28"
+    hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "web"},
+           "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}}}
+    fresh = live(manifest)  # a new object gets replicas 1
+    assert not list(rule.check(case(manifest, stored, result=after, fresh=fresh, hpas=(hpa,)), {}))
+    unscaled = list(rule.check(case(manifest, stored, result=after, fresh=fresh), {}))  # no HPA: a default left behind
+    assert [v.message for v in unscaled] == [
+        "spec.replicas stays 5 (the server set it when the object was created); a new object from this manifest gets 1"]
