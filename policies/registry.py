@@ -96,6 +96,7 @@ _LINES: tuple[Rule, ...] = (
     Rule("FW507", "defaulted-field-left-behind", "warning", "live", "defaulted_field_left_behind"),
     Rule("FW508", "namespace-missing", "error", "live", "namespace_missing"),
     Rule("FW509", "kind-not-served", "error", "live", "kind_not_served"),
+    Rule("FW510", "apply-keeps-removed-field", "warning", "live", "apply_keeps_removed_field"),
 )
 
 RULES: dict[str, Rule] = {rule.CODE: rule for rule in sorted(_LINES, key=lambda r: r.CODE)}

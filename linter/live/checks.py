@@ -50,7 +50,7 @@ from .paths import LiveError as LiveError, collection_path, group_version_path, 
 LIST_MIN = 8  # objects of one resource in one namespace: from here one LIST is cheaper than GETs
 PAGE = 500  # items per LIST page
 NEEDS_DRY_RUN = ("FW501", "FW504", "FW507")
-PREDICTED = ("FW502", "FW503", "FW505", "FW506")
+PREDICTED = ("FW502", "FW503", "FW505", "FW506", "FW510")
 HPA_VERSIONS = ("autoscaling/v2", "autoscaling/v1")
 VPA_VERSION = "autoscaling.k8s.io/v1"
 APPLY_PATCH = "application/apply-patch+yaml"
