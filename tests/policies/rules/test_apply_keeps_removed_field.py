@@ -8,8 +8,8 @@ from fieldwarden.policies.live import CLIENT
 from fieldwarden.policies.rules import apply_keeps_removed_field as rule
 from tests.policies.rules.live_samples import Obj, apply_entry, case, deployment, live
 
-LABELS = {"f:metadata": {"f:labels": {"f:team": {}, "f:tier": {}}}}
-TIER = {"f:metadata": {"f:labels": {"f:tier": {}}}}
+LABELS: Obj = {"f:metadata": {"f:labels": {"f:team": {}, "f:tier": {}}}}
+TIER: Obj = {"f:metadata": {"f:labels": {"f:tier": {}}}}
 MESSAGE = ('.metadata.labels.tier stays "web": the manifest no longer sets it, but "platform" owns it too, and an apply '
            "removes only what no other manager owns")
 
