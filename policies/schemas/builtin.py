@@ -1,0 +1,210 @@
+"""The built-in kinds' schemas for one Kubernetes version, compiled per kind and cached.
+
+The source is the `kubernetes-validate` package's data (`fieldwarden[schemas]`; Apache-2.0):
+per Kubernetes version a `vX.Y.0-local-strict/_definitions.json`, the API server's OpenAPI
+definitions as JSON Schema. The package is never imported (it would import jsonschema): its
+folder is found with importlib's finder and only read.
+
+Loading one kind must cost next to nothing (a one-file lint, bench/lint_speed.py row a): the first
+use of a version reads its definitions once (~1.3 MB of JSON, ~40 ms), compiles every kind
+(form.compile_schema) and writes, in the user's cache folder (`$XDG_CACHE_HOME/fieldwarden/schemas`,
+else `~/.cache/...`), an index and one marshal file per kind; later runs read the index and the
+kinds they meet (~0.1 ms each). The cache is the user's own, not the linted project's; what is
+read back is plain data (marshal: lists, dicts, strings, numbers), checked for shape, and anything
+odd is compiled again. Without a cache folder that can be written, the compiled forms stay in memory.
+
+This module and the package data are the only files the policy core reads besides its own
+configuration schema; no network, ever.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .form import Compiled
+
+FORMAT = 1  # of the cached files: bump when form.py's node layout changes
+_SUFFIX = "-local-strict"
+_INDEX = "index.marshal"
+
+# Per process: the schema folder, the versions, each version's index and compiled kinds.
+_ROOT: list[str | None] = []
+_INDEXES: dict[str, dict[str, dict[str, str]]] = {}
+_KINDS: dict[tuple[str, str], Compiled | None] = {}
+
+
+class SchemasMissing(Exception):
+    """kubernetes-validate (the schemas) is not installed."""
+
+
+def schema_root() -> str | None:
+    """The folder holding `vX.Y.0-local-strict/` folders, or None without kubernetes-validate."""
+    if not _ROOT:
+        from importlib.util import find_spec
+
+        try:
+            spec = find_spec("kubernetes_validate")
+        except (ImportError, ValueError):
+            spec = None
+        folders = list(spec.submodule_search_locations or ()) if spec is not None else []
+        found = [os.path.join(f, "kubernetes-json-schema") for f in folders]
+        _ROOT.append(next((f for f in found if os.path.isdir(f)), None))
+    return _ROOT[0]
+
+
+def versions() -> list[str]:
+    """The Kubernetes versions the installed schemas carry, oldest first (`1.25`, ..., `1.37`)."""
+    root = schema_root()
+    if root is None:
+        return []
+    found = []
+    for name in os.listdir(root):
+        if name.startswith("v") and name.endswith(".0" + _SUFFIX):
+            parts = name[1:-len(".0" + _SUFFIX)].split(".")
+            if len(parts) == 2 and all(p.isdigit() for p in parts):
+                found.append((int(parts[0]), int(parts[1])))
+    return [f"{major}.{minor}" for major, minor in sorted(found)]
+
+
+def index(version: str) -> dict[str, dict[str, str]]:
+    """{apiVersion: {kind: definition name}} of the built-in kinds of `version` (`1.32`).
+
+    Raises SchemasMissing without kubernetes-validate, KeyError for a version it does not carry.
+    """
+    found = _INDEXES.get(version)
+    if found is None:
+        folder = _folder(version)
+        cache = _cache_folder(folder)
+        data = _read(os.path.join(cache, _INDEX)) if cache else None
+        if not _is_index(data):
+            data = _compile_version(folder, cache)
+        found = _INDEXES[version] = data
+    return found
+
+
+def compiled(version: str, api_version: str, kind: str) -> Compiled | None:
+    """The compiled schema of a built-in kind, or None if `version` has no such kind."""
+    key = (version, f"{api_version}/{kind}")
+    if key in _KINDS:
+        return _KINDS[key]
+    name = index(version).get(api_version, {}).get(kind)
+    result: Compiled | None = None
+    if name is not None:
+        cache = _cache_folder(_folder(version))
+        data = _read(os.path.join(cache, name + ".marshal")) if cache else None
+        if not _is_compiled(data):
+            _compile_version(_folder(version), cache)
+            data = _KINDS.get(key)
+        result = data
+    _KINDS[key] = result
+    return result
+
+
+def _folder(version: str) -> str:
+    root = schema_root()
+    if root is None:
+        raise SchemasMissing("the Kubernetes schemas are not installed (pip install 'fieldwarden[schemas]')")
+    folder = os.path.join(root, f"v{version}.0{_SUFFIX}")
+    if not os.path.isfile(os.path.join(folder, "_definitions.json")):
+        raise KeyError(version)
+    return folder
+
+
+def _compile_version(folder: str, cache: str | None) -> dict[str, dict[str, str]]:
+    """Compile every kind of one version; write the cache if there is one. Returns the index."""
+    import json
+
+    from .form import compile_schema
+
+    with open(os.path.join(folder, "_definitions.json"), "rb") as handle:
+        definitions = json.load(handle).get("$defs", {})
+    version = os.path.basename(folder)[1:-len(".0" + _SUFFIX)]
+    kinds: dict[str, dict[str, str]] = {}
+    for name, schema in definitions.items():
+        gvks = schema.get("x-kubernetes-group-version-kind")
+        properties = schema.get("properties") or {}
+        if not isinstance(gvks, list) or len(gvks) != 1 or "kind" not in properties:
+            continue  # (DeleteOptions, WatchEvent...: one definition for every group)
+        gvk = gvks[0]
+        group, api, kind = gvk.get("group", ""), gvk.get("version", ""), gvk.get("kind", "")
+        api_version = f"{group}/{api}" if group else api
+        kinds.setdefault(api_version, {})[kind] = name
+        form = compile_schema(schema, definitions)
+        _KINDS[(version, f"{api_version}/{kind}")] = form
+        if cache:
+            _write(os.path.join(cache, name + ".marshal"), form)
+    if cache:
+        _write(os.path.join(cache, _INDEX), kinds)
+    return kinds
+
+
+def _cache_folder(folder: str) -> str | None:
+    """The cache folder of one schema folder, made if need be: keyed by the definitions file's size
+    and time, so that another kubernetes-validate release is compiled again."""
+    key = ("cache", folder)
+    if key in _CACHE_FOLDERS:
+        return _CACHE_FOLDERS[key]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    try:
+        status = os.stat(os.path.join(folder, "_definitions.json"))
+        path = os.path.join(base, "fieldwarden", "schemas",
+                            f"{os.path.basename(folder)}-{status.st_size}-{int(status.st_mtime)}-{FORMAT}")
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        result: str | None = path if os.path.isdir(path) and not os.path.islink(path) else None
+    except OSError:
+        result = None
+    _CACHE_FOLDERS[key] = result
+    return result
+
+
+_CACHE_FOLDERS: dict[tuple[str, str], str | None] = {}
+
+
+def _read(path: str) -> Any:
+    try:
+        with open(path, "rb") as handle:
+            return marshal.loads(handle.read())
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+
+
+def _write(path: str, data: Any) -> None:
+    """Write through a fresh temporary name, then rename: a reader never sees half a file."""
+    temporary = f"{path}.{os.getpid()}.tmp"
+    try:
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with open(descriptor, "wb") as handle:
+            handle.write(marshal.dumps(data))
+        os.replace(temporary, path)
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+
+
+def _is_index(data: Any) -> bool:
+    return isinstance(data, dict) and all(
+        isinstance(k, str) and isinstance(v, dict) and all(isinstance(a, str) and isinstance(b, str) for a, b in v.items())
+        for k, v in data.items())
+
+
+def _is_compiled(data: Any) -> bool:
+    """The shape of form.compile_schema's output, every index in range."""
+    if not isinstance(data, list) or not data:
+        return False
+    size = len(data)
+    for node in data:
+        if not (isinstance(node, list) and len(node) == 7 and isinstance(node[0], int) and isinstance(node[1], dict)
+                and isinstance(node[2], list) and isinstance(node[3], int) and isinstance(node[4], int)
+                and (node[5] is None or isinstance(node[5], list)) and isinstance(node[6], int)):
+            return False
+        if not (-2 <= node[3] < size and -2 <= node[4] < size and all(
+                isinstance(k, str) and isinstance(i, int) and -2 <= i < size for k, i in node[1].items())):
+            return False
+    return True
