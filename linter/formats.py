@@ -163,6 +163,17 @@ def _record(f: Finding) -> dict[str, object]:
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
+def _artifact(file: str) -> dict[str, str]:
+    """A SARIF artifactLocation: relative to %SRCROOT%, or a file URI for a path shown absolute (a base
+    outside the current folder that an overlay linted from inside it reads)."""
+    path = file.replace("\\", "/")
+    if not path.startswith("/") and path[1:3] != ":/":
+        return {"uri": path, "uriBaseId": "%SRCROOT%"}
+    from urllib.parse import quote
+
+    return {"uri": "file://" + quote(path if path.startswith("/") else "/" + path, safe="/:")}
+
+
 def sarif(findings: Sequence[Finding], colour: bool = False, quiet: bool = False) -> str:
     """SARIF 2.1.0 with every rule described (and its `helpUri`) and real regions.
 
@@ -194,7 +205,7 @@ def sarif(findings: Sequence[Finding], colour: bool = False, quiet: bool = False
             "locations": [
                 {
                     "physicalLocation": {
-                        "artifactLocation": {"uri": f.file.replace("\\", "/"), "uriBaseId": "%SRCROOT%"},
+                        "artifactLocation": _artifact(f.file),
                         "region": {"startLine": f.line, "startColumn": f.column},
                     },
                     **({"logicalLocations": _logical(f)} if f.object or f.units else {}),

@@ -1,7 +1,8 @@
 """`fieldwarden lint --cluster`: the live checks as one more pass over the units the lint read.
 
 After the lint, the target files are read again (whole objects and their node trees: the lint
-keeps only what its rules need), and live/units.py turns each unit's objects into
+keeps only what its rules need), with the plain files of units a named GitOps object declares,
+and live/units.py turns each unit's objects into
 `live.LiveObject`s: a plain unit's as written, a rendered unit's as rendered (a patch, a base,
 a template is never checked on its own), placed on the source line. `live.check` runs them
 against the cluster of the kubeconfig. Its findings then go through the same suppressions as
@@ -87,8 +88,7 @@ def run(report: Report, targets: Sequence[Source], settings_for: Callable[[str],
     except ImportError as error:
         raise LiveError(f"--cluster needs the Kubernetes client ({error.name or 'kubernetes'} is not installed): "
                         f"{INSTALL}") from None
-    written, texts = _read(targets, settings_for, report.units)
-    objects = live_objects(report.units, written, settings_for)
+    objects, texts = checked_objects(report, targets, settings_for)
     try:
         cluster = Cluster(options.kubeconfig, options.context, options.timeout, options.parallel)
         try:
@@ -104,6 +104,33 @@ def run(report: Report, targets: Sequence[Source], settings_for: Callable[[str],
     kept = [f for f in report.findings if not _used_elsewhere(f, used)]
     findings = sorted(kept + _merged(live), key=lambda f: (f.file, f.line, f.column, f.code))
     return report._replace(findings=findings, notices=[*report.notices, *options.notices, *found.notices])
+
+
+def checked_objects(report: Report, targets: Sequence[Source], settings_for: Callable[[str], Settings]
+                    ) -> tuple[list[LiveObject], dict[str, _Text]]:
+    """The objects the lint's units apply, each placed where it is written (in a target or not), and
+    what suppression needs of the files read for them."""
+    written, texts = _read(checked_sources(targets, report.units), settings_for, report.units)
+    return live_objects(report.units, written, settings_for), texts
+
+
+def checked_sources(targets: Sequence[Source], units: UnitRun | None) -> list[Source]:
+    """The files whose objects are checked: the targets, and the plain files of each unit a named GitOps
+    object declares (the namespace they go to is that object's doing: a changed Application's
+    destination is checked with the folder it deploys). A rendered unit's objects come with its render."""
+    if units is None:
+        return list(targets)
+    shown = {source.display for source in targets}
+    more: list[Source] = []
+    for unit in units.chosen:
+        if not units.declared_by_wanted(unit):
+            continue
+        for key in unit.files:
+            display = units.names.display(key)
+            if display not in shown and key != STDIN:
+                shown.add(display)
+                more.append(Source(display, display))
+    return [*targets, *more]
 
 
 class _Text:
