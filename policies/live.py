@@ -123,7 +123,8 @@ def refusal_kind(status: Mapping[str, Any]) -> str:
         return FORBIDDEN
     if code == 404 or reason == "NotFound":
         return NOT_FOUND
-    if code in (400, 422) or reason in ("Invalid", "BadRequest") or "field not declared in schema" in message:
+    if code in (400, 422) or reason in ("Invalid", "BadRequest") or "field not declared in schema" in message \
+            or "failed to create typed patch object" in message:
         return INVALID
     return OTHER
 

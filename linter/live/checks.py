@@ -483,6 +483,10 @@ def _dry_runs(api: Sender, items: list[_Item], options: LiveOptions, catalog: di
         asked.append(item)
     for item, response in zip(asked, api.send(requests) if requests else []):
         _take(item, response)
+        if item.refusal is not None:  # a patch dump or a decoding error: reworded with its field (refusals.py)
+            from .refusals import readable_refusal, schema_for
+
+            item.refusal = readable_refusal(item.refusal, item.source.obj, schema_for(item.api_version, item.kind, schemas))
     # FW507's baseline, a dry-run create of the manifest under a generated name, for the objects whose
     # spec the apply changes (a default left behind comes from a change of another field)
     fresh = [i for i in items if i.live is not None and i.result is not None and _changes(i.live, i.result)
@@ -543,6 +547,7 @@ def _apply_request(item: _Item, options: LiveOptions, schemas: dict[str, dict[st
                        json.dumps(_with_namespace(manifest, item)), APPLY_PATCH)
     from .client_apply import BUILTIN_GROUPS, MERGE, STRATEGIC, modified_configuration, root_schema, three_way_patch
 
+    query += (("fieldValidation", "Strict"),)  # as kubectl sends it (--validate=strict): unknown fields are refused
     if item.live is None:
         return Request("POST", item.resource.collection(item.namespace), query,
                        _with_namespace(modified_configuration(manifest), item))

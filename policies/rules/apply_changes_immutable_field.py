@@ -18,7 +18,9 @@ object for the fields the API server's update validation keeps fixed:
 | RoleBinding, ClusterRoleBinding | `roleRef` |
 | StorageClass | `provisioner`, `parameters`, `reclaimPolicy`, `volumeBindingMode` |
 
-The message carries the live value and the manifest's.
+The finding goes on the line of the value that changes (`app: web2` under `matchLabels`, the
+one storage request of a volume claim template), and the message carries its live value and
+the manifest's.
 
 ## Why is this bad?
 Such a change cannot be applied: the deploy fails on every attempt (`kubectl diff` stops at
@@ -68,9 +70,9 @@ HINT = ("keep the live value, or replace the object on purpose (a new name, or `
 def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
     """The refused immutable fields of the dry run, or (read-only) the predicted ones."""
     from ..live import (
-        INVALID, MISSING, format_steps, immutable_changes, invalid_causes, is_immutable, manifest_path, refusal_kind,
-        show_at,
+        INVALID, MISSING, format_steps, immutable_changes, invalid_causes, is_immutable, refusal_kind, show_at, value_at,
     )
+    from ..places import changed_field, error_path, readable
 
     if case.live is None:
         return
@@ -79,23 +81,35 @@ def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
         for cause in invalid_causes(case.refusal):
             if not is_immutable(cause.message):
                 continue
-            path = manifest_path(case, cause.field) if cause.field else ()
+            path, whole = error_path(case, cause.field) if cause.field else ((), False)
             where = f"{cause.field}: " if cause.field else ""
+            said = readable(case, cause.field, cause.message)
             # a cause on a whole spec (StatefulSet) is shown on each field that changes below it
             inner = [p for p in predicted if tuple(p[0][: len(path)]) == path and len(p[0]) > len(path)]
             for at, live, wanted in inner or [(path, _live_value(case, cause.field), MISSING)]:
+                place = changed_field(case.manifest, case.live, at) if inner or whole else at
+                if place != at:
+                    at, live, wanted = place, _live_at(case, place), value_at(case.manifest, place)
                 change = (f" ({format_steps(at)}: live {show_at(case, at, live)}, the manifest {show_at(case, at, wanted)})"
                           if wanted is not MISSING else (f" (live {show_at(case, at, live)})" if live is not MISSING else ""))
-                yield Violation(at, f"the API server refuses the apply: {where}{cause.message}{change}", HINT)
+                yield Violation(at, f"the API server refuses the apply: {where}{said}{change}", HINT)
         return
     if case.result is None and case.refusal is None and case.read_only:
         for at, live, wanted in predicted:
             yield Violation(
-                at,
+                changed_field(case.manifest, case.live, at),
                 f"{format_steps(at)} cannot change once the object exists (live {show_at(case, at, live)}, the manifest "
                 f"{show_at(case, at, wanted)}): the apply will be refused (predicted from the live object: --read-only)",
                 HINT,
             )
+
+
+def _live_at(case: LiveCase, path: tuple[str | int, ...]) -> Any:
+    """The live value of a field of the manifest (MISSING: the live object has none)."""
+    from ..live import MISSING, follow, value_at
+
+    found = follow(case.live, path, case.manifest) if case.live is not None else None
+    return MISSING if found is None or case.live is None else value_at(case.live, found)
 
 
 def _live_value(case: LiveCase, field: str) -> Any:

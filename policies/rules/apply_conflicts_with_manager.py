@@ -63,6 +63,7 @@ def _hint(field: str) -> str:
 def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
     """Each conflicting field of the dry run's 409, or (read-only) the predicted ones."""
     from ..live import CONFLICT, SERVER, causes, refusal_kind, show_at, ssa_paths, ssa_text_path, value_at
+    from ..places import place_under
 
     if case.refusal is not None and refusal_kind(case.refusal) == CONFLICT:
         live_paths = ssa_paths(case.live, case.live) if case.live is not None else {}
@@ -74,7 +75,8 @@ def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
             live = value_at(case.live, live_path) if live_path is not None else None
             values = (f" (live {show_at(case, live_path, live)}, the manifest "
                       f"{show_at(case, path, value_at(case.manifest, path))})" if live_path else "")
-            yield Violation(path, f"the API server refuses the apply: {cause.message}: {cause.field}{values}",
+            yield Violation(place_under(case, path, cause.field),
+                            f"the API server refuses the apply: {cause.message}: {cause.field}{values}",
                             _hint(cause.field))
         return
     if not case.read_only or case.live is None or case.mode != SERVER or case.force:

@@ -10,7 +10,10 @@ Dry runs go through admission like real requests (webhooks with `sideEffects: No
 `NoneOnDryRun` are called; others make the dry run fail, which is reported the same way, as is
 a webhook that cannot be reached under `failurePolicy: Fail`). The
 finding is placed on the field the denial names (a cause's `field`, else the first field path
-of the manifest that the message mentions), else at the start of the object. Not run with
+of the manifest that the message mentions); else, for an existing object, on the first field
+the apply changes; else on the field whose value the message quotes (`image
+registry.example/web:latest uses the latest tag`: the `image:` line); else at the start of the
+object. Not run with
 `--read-only`: only the cluster knows its policies.
 
 ## Why is this bad?
@@ -73,15 +76,21 @@ def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
 
 
 def _where(case: LiveCase, message: str) -> FieldPath:
-    from ..live import MISSING, causes, manifest_path, parse_field, value_at
+    """The field a denial is about: a cause's field, a field path of the manifest the message names, the first
+    field an existing object's apply changes, the field whose value the message quotes, else the object."""
+    from ..live import MISSING, causes, parse_field, value_at
+    from ..places import cause_place, changed_field, quoted_field
 
     for cause in causes(case.refusal or {}):
         if cause.field:
-            return manifest_path(case, cause.field)
+            return cause_place(case, cause.field)
     import re
 
     for match in re.finditer(_FIELD, message):
         steps = parse_field(match.group(0))
         if value_at(case.manifest, steps) is not MISSING:
-            return tuple(steps)
-    return ()
+            return changed_field(case.manifest, case.live, tuple(steps))
+    changed = changed_field(case.manifest, case.live, ())
+    if changed:
+        return changed
+    return quoted_field(case.manifest, message)

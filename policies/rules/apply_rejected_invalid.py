@@ -8,8 +8,10 @@ line of the field it names, in the API server's own words:
 
     spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'
 
-A field that is not in the manifest is reported on its nearest parent that is (the
-`strategy:` line above), with a hint when the field is only in the live object: the server
+An invalid value of an existing object is reported on the value the manifest changes under
+the field named (`app: other` under the template's `labels`); an error about a field's presence
+(`Forbidden`, `Required`) on that field. A field that is not in the manifest is reported on its
+nearest parent that is (the `strategy:` line above), with a hint when the field is only in the live object: the server
 defaulted it, or another writer set it, and the apply leaves it there. Immutable fields are
 `apply-changes-immutable-field` (FW502), admission denials `apply-denied-by-admission` (FW504).
 Not run with `--read-only`: only the API server can validate.
@@ -57,20 +59,24 @@ SCOPE = LIVE
 FIXABLE = False
 OPTIONS: dict[str, Any] = {}
 DEFAULTS: dict[str, Any] = {}
+# errors about a value (on the changed value under the field); the others are about the field itself
+VALUE_REASONS = ("FieldValueInvalid", "")
 
 
 def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
     """One violation per field error of an `Invalid` refusal (immutable fields excepted)."""
-    from ..live import INVALID, invalid_causes, is_immutable, manifest_path, refusal_kind
+    from ..live import INVALID, invalid_causes, is_immutable, refusal_kind
+    from ..places import cause_place, readable
 
     if case.refusal is None or refusal_kind(case.refusal) != INVALID:
         return
     for cause in invalid_causes(case.refusal):
         if is_immutable(cause.message):
             continue
-        path = manifest_path(case, cause.field) if cause.field else ()
+        path = cause_place(case, cause.field, changed=cause.reason in VALUE_REASONS)
         where = f"{cause.field.lstrip('.')}: " if cause.field else ""
-        yield Violation(path, f"the API server refuses the apply: {where}{cause.message}", _hint(case, cause.field, path))
+        yield Violation(path, f"the API server refuses the apply: {where}{readable(case, cause.field, cause.message)}",
+                        _hint(case, cause.field, path))
 
 
 def _hint(case: LiveCase, field: str, path: tuple[str | int, ...]) -> str:

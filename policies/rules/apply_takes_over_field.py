@@ -78,6 +78,7 @@ def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
     else:
         return
     from ..managed_fields import ManagedFieldsError, field_managers
+    from ..places import place_under
 
     try:
         entries = field_managers(live)
@@ -102,7 +103,7 @@ def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
             if shown > LIMIT:
                 return
             yield Violation(
-                nearest(case.manifest, live_path, live),
+                place_under(case, nearest(case.manifest, live_path, live), live_path),
                 f"takes {text} over from {manager_text(owner)} (live {show_at(case, live_path, current)}); the apply "
                 f"would store {show_at(case, live_path, stored)}{how}",
                 f"bring the manifest up to the live value, or leave {text} out of it if it belongs to "

@@ -11,16 +11,17 @@ from tests.policies.rules.live_samples import RECREATE_REFUSED, SELECTOR_REFUSED
 def test_the_dry_runs_immutable_selector_is_reported_on_the_selector() -> None:
     manifest = deployment(selector={"matchLabels": {"app": "web2"}})
     found = list(rule.check(case(manifest, live(deployment()), refusal=SELECTOR_REFUSED), {}))
-    assert [v.path for v in found] == [("spec", "selector")]
-    assert found[0].message.startswith("the API server refuses the apply: spec.selector: Invalid value: v1.LabelSelector{")
-    assert found[0].message.endswith('field is immutable (live {"matchLabels":{"app":"web"}})')
+    assert [v.path for v in found] == [("spec", "selector", "matchLabels", "app")]  # the changed value's own line
+    assert found[0].message == ('the API server refuses the apply: spec.selector: Invalid value: {"matchLabels":{"app":'
+                                '"web2"}}: field is immutable (spec.selector.matchLabels.app: live "web", the manifest '
+                                '"web2")')
     assert not list(rule.check(case(manifest, live(deployment()), refusal=RECREATE_REFUSED), {}))
 
 
 def test_read_only_predicts_the_selector_change_and_ignores_what_the_server_added() -> None:
     manifest = deployment(selector={"matchLabels": {"app": "web2"}})
     found = list(rule.check(case(manifest, live(deployment()), read_only=True), {}))
-    assert [v.path for v in found] == [("spec", "selector")]
+    assert [v.path for v in found] == [("spec", "selector", "matchLabels", "app")]
     assert found[0].message == (
         'spec.selector cannot change once the object exists (live {"matchLabels":{"app":"web"}}, the manifest '
         '{"matchLabels":{"app":"web2"}}): the apply will be refused (predicted from the live object: --read-only)')
@@ -47,16 +48,17 @@ def test_a_statefulset_spec_refusal_is_shown_on_each_field_that_changes() -> Non
                    "'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and "
                    "'minReadySeconds' are forbidden"}]}}
     found = list(rule.check(case(manifest, stored, refusal=refusal), {}))
-    assert sorted(v.path for v in found) == [("spec", "serviceName"), ("spec", "volumeClaimTemplates")]
+    storage = ("spec", "volumeClaimTemplates", 0, "spec", "resources", "requests", "storage")
+    assert sorted(v.path for v in found) == [("spec", "serviceName"), storage]
     assert all("updates to statefulset spec" in v.message for v in found)
     # read-only finds the same two; a defaulted volumeMode is not a change
     predicted = list(rule.check(case(manifest, stored, read_only=True), {}))
-    assert sorted(v.path for v in predicted) == [("spec", "serviceName"), ("spec", "volumeClaimTemplates")]
+    assert sorted(v.path for v in predicted) == [("spec", "serviceName"), storage]
 
 
 def test_an_immutable_configmap_keeps_its_data() -> None:
     manifest = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "2"}, "immutable": True}
     stored = {**manifest, "data": {"a": "1"}}
-    assert [v.path for v in rule.check(case(manifest, stored, read_only=True), {})] == [("data",)]
+    assert [v.path for v in rule.check(case(manifest, stored, read_only=True), {})] == [("data", "a")]
     mutable = {**stored, "immutable": False}
     assert not list(rule.check(case(manifest, mutable, read_only=True), {}))
