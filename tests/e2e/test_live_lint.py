@@ -146,14 +146,13 @@ def test_a_changed_selector_is_immutable_from_the_dry_run_and_predicted_read_onl
     apply(kubectl, deployment_text(namespace), "--server-side")
     write(folder, "web.yaml", deployment_text(namespace, app="web2"))
     run = live_lint(cluster, folder)
-    assert [f[:4] for f in live_findings(run)] == [("web.yaml", 9, 3, "FW502")]
+    assert [f[:4] for f in live_findings(run)] == [("web.yaml", 10, 19, "FW502")]  # `app: web2` in matchLabels
     assert live_findings(run)[0][4] == (
-        'the API server refuses the apply: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string'
-        '{"app":"web2"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable '
-        '(live {"matchLabels":{"app":"web"}})')
+        'the API server refuses the apply: spec.selector: Invalid value: {"matchLabels":{"app":"web2"}}: field is '
+        'immutable (spec.selector.matchLabels.app: live "web", the manifest "web2")')
     predicted = live_lint(cluster, folder, "--read-only")
     assert live_findings(predicted) == [(
-        "web.yaml", 9, 3, "FW502",
+        "web.yaml", 10, 19, "FW502",
         'spec.selector cannot change once the object exists (live {"matchLabels":{"app":"web"}}, the manifest '
         '{"matchLabels":{"app":"web2"}}): the apply will be refused (predicted from the live object: --read-only)')]
     assert "FW501, FW504, FW507 need a dry run and were not checked" in predicted.stderr
@@ -187,7 +186,7 @@ def test_a_new_object_is_checked_with_a_dry_run_create(
     run = live_lint(cluster, folder, "--select", "FW5")
     assert live_findings(run) == [(
         "broken.yaml", 13, 7, "FW501",
-        'the API server refuses the apply: spec.template.metadata.labels: Invalid value: map[string]string{"app":"other"}:'
+        'the API server refuses the apply: spec.template.metadata.labels: Invalid value: {"app":"other"}:'
         " `selector` does not match template `labels`")]
     assert kubectl("get", "deployment", "fresh", "-n", namespace, check=False).code == 1  # a dry run: nothing stored
     read_only = live_lint(cluster, folder, "--read-only", "--select", "FW5")
@@ -351,7 +350,7 @@ def test_a_validating_admission_policy_denial(cluster: Cluster, namespace: str, 
     write(folder, "web.yaml", deployment_text(namespace, image="registry.example/web:latest"))
     run = live_lint(cluster, folder)
     assert live_findings(run) == [(
-        "web.yaml", 1, 1, "FW504", f'the cluster\'s admission control denies the apply: deployments.apps "web" is '
+        "web.yaml", 17, 11, "FW504", f'the cluster\'s admission control denies the apply: deployments.apps "web" is '
         f"forbidden: ValidatingAdmissionPolicy '{no_latest_policy}' with binding '{no_latest_policy}' denied request: "
         "image registry.example/web:latest uses the latest tag")]
     assert live_findings(live_lint(cluster, folder, "--read-only")) == []  # only the cluster knows its policies
