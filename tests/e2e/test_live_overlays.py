@@ -61,7 +61,8 @@ def in_the_bases_selector(finding: Placed) -> bool:
 @pytest.fixture
 def live_legacy(kubectl: Kubectl, namespace: str) -> str:
     """`web` as it runs in the namespace the overlay deploys to: applied (server-side) long ago, `app: legacy`."""
-    kubectl("apply", "--server-side", "-n", namespace, "-f", "-", stdin=WEB_DEPLOYMENT.replace("app: web", "app: legacy"))
+    legacy = WEB_DEPLOYMENT.replace("app: web", "app: legacy")
+    kubectl("apply", "--server-side", "-n", namespace, "-f", "-", stdin=legacy)
     return namespace
 
 
@@ -112,8 +113,8 @@ def formatted(cluster: Cluster, cwd: Path, name: str, *paths: str) -> str:
     try:
         os.chdir(cwd)
         with redirect_stdout(out), redirect_stderr(err):
-            code = main(["lint", "--cluster", "--kubeconfig", str(cluster.kubeconfig), "--select", "FW5", "--format", name,
-                         *paths])
+            code = main(["lint", "--cluster", "--kubeconfig", str(cluster.kubeconfig), "--select", "FW5",
+                         "--format", name, *paths])
     finally:
         os.chdir(old)
     assert code == 1, err.getvalue()
@@ -130,7 +131,8 @@ def test_github_and_sarif_name_the_bases_file(cluster: Cluster, live_legacy: str
     root = overlay_tree(tmp_path / "repo", live_legacy)
     [(file, line, column, *_)] = placed(live_lint(cluster, root, "overlays/prod"))
     github = formatted(cluster, root, "github", "overlays/prod")
-    assert github.startswith(f"::error file={file},line={line},col={column},title=FW502 apply-changes-immutable-field::")
+    assert github.startswith(
+        f"::error file={file},line={line},col={column},title=FW502 apply-changes-immutable-field::")
     assert sarif_place(formatted(cluster, root, "sarif", "overlays/prod")) == (
         {"uri": file, "uriBaseId": "%SRCROOT%"}, {"startLine": line, "startColumn": column})
     # linted from inside the overlay, the base is above the current folder: shown by its absolute path (as the
