@@ -82,7 +82,8 @@ def run(args: Any) -> int:
         except LiveError as exc:
             print(f"fieldwarden: {visible(str(exc))}", file=sys.stderr)
             return 2
-    for notice in [] if args.quiet else report.notices:
+    missing = "" if args.quiet else schema_notice(per_file.values())
+    for notice in [] if args.quiet else report.notices + ([missing] if missing else []):
         print(f"fieldwarden: {visible(notice)}", file=sys.stderr)
     shown = report.findings if args.show_suppressed else [f for f in report.findings if not f.suppressed]
     name = args.format
@@ -139,12 +140,58 @@ def _settings(args: Any) -> tuple[Resolver, str | None]:
         # the marker goes to the project's cache folder, or beside the configuration outside one
         _validate_cached(data, text, source, root or os.path.dirname(source) or ".")
 
+    version = _k8s_version(getattr(args, "k8s_version", None))
     resolver = Resolver(
-        forced, lambda settings: _live_rules(settings.with_overrides(select, ignore, args.fail_on), args), check,
+        forced, lambda settings: _schema_version(_live_rules(settings.with_overrides(
+            select, ignore, args.fail_on, kubernetes_version=version), args), version), check,
         args.exclude, root or cwd
     )
     resolver.for_file(os.path.join(cwd, "-"))  # the configuration in force here: its errors are reported even with no files
     return resolver, root
+
+
+def _k8s_version(given: str | None) -> str | None:
+    """--k8s-version as `1.32`; a UsageError for what is no version."""
+    if given is None:
+        return None
+    from ..policies.schemas.builtin import normalize
+
+    found = normalize(given)
+    if found is None:
+        raise UsageError(f"--k8s-version {given!r}: expected a Kubernetes version such as 1.32")
+    return found
+
+
+_SCHEMA_CODES = ("FW601", "FW602")
+
+
+def _schema_version(settings: Settings, given: str | None) -> Settings:
+    """A target version the installed schemas do not carry is an error (exit 2), where the schema rules run."""
+    from ..policies.config import DEFAULT_KUBERNETES_VERSION
+
+    wanted = settings.kubernetes_version
+    if wanted == DEFAULT_KUBERNETES_VERSION or not any(settings.enabled(code) for code in _SCHEMA_CODES):
+        return settings  # (the default: carried by every kubernetes-validate pyproject.toml allows)
+    from ..policies.schemas.builtin import versions
+
+    carried = versions()
+    if carried and wanted not in carried:
+        where = "--k8s-version" if given is not None else f"{settings.source or 'configuration'}: kubernetes-version"
+        raise ConfigError(f"{where} {wanted}: the installed schemas (kubernetes-validate) carry Kubernetes "
+                          f"{carried[0]} to {carried[-1]}")
+    return settings
+
+
+def schema_notice(all_settings: Any) -> str:
+    """The notice of a run whose schema rules cannot run: the schemas are not installed ("" if they run or are off)."""
+    if not any(s.enabled(code) for s in all_settings for code in _SCHEMA_CODES):
+        return ""
+    from ..policies.schemas.builtin import schema_root
+
+    if schema_root() is not None:
+        return ""
+    return ("schema validation (FW601, FW602) not run: the Kubernetes schemas are not installed "
+            "(pip install 'fieldwarden[schemas]'; or ignore FW6 to silence this)")
 
 
 def _live_rules(settings: Settings, args: Any) -> Settings:
@@ -181,11 +228,12 @@ def show_settings(resolver: Resolver, path: Path, root: str | None) -> str:
     lines.append(f"excluded: {'yes' if resolver.excluded(path) else 'no'}")
     lines.append(f"default-namespace: {settings.default_namespace}")
     lines.append(f"max-file-size: {settings.max_file_size}")
+    lines.append(f"kubernetes-version: {settings.kubernetes_version}")
     lines.append(f"context: {'true' if settings.context else 'false'}")
     lines.append("rules:")
     for code, rule in RULES.items():
         state = "on " if settings.enabled(code) else "off"
-        options = {k: v for k, v in settings.rule_conf(code).items() if k != "default-namespace"}
+        options = {k: v for k, v in settings.rule_conf(code).items() if k not in ("default-namespace", "kubernetes-version")}
         extra = " " + " ".join(f"{k}={v!r}" for k, v in options.items()) if options else ""
         lines.append(f"  {code} {state} {settings.severity[code]:<7} {rule.NAME}{extra}")
     return "\n".join(lines) + "\n"

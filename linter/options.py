@@ -53,6 +53,9 @@ OPTIONS: tuple[Option, ...] = (
            "pyproject.toml with [tool.fieldwarden] above it)", metavar="FILE"),
     Option(("--show-settings",), "show_settings", VALUE,
            "print the configuration file(s) and resolved settings that apply to FILE, and exit", metavar="FILE"),
+    Option(("--k8s-version",), "k8s_version", VALUE,
+           "the Kubernetes version whose API the schema rules (FW601, FW602) check against, e.g. 1.32 "
+           "(default: the configuration's kubernetes-version, else 1.36)", metavar="VERSION"),
     Option(("--no-context",), "no_context", FLAG, "do not load the project's other manifests for cross-file rules"),
     Option(("--include-fixtures",), "include_fixtures", FLAG,
            "lint test fixtures too (files below testdata/ and _testdata/ folders, kuttl and chainsaw "

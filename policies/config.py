@@ -20,6 +20,9 @@ from .registry import RULES, resolve
 
 SCHEMA_FILE = os.path.join(os.path.dirname(__file__), "config.schema.json")  # (a string: a lint imports no pathlib)
 DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
+# The target of FW601/FW602 when none is configured: the newest version that every kubernetes-validate
+# release pyproject.toml allows (>= 1.36) carries, so that the same files get the same findings on every install.
+DEFAULT_KUBERNETES_VERSION = "1.36"
 # An AdmissionReview carries the object and, on UPDATE, the old object: each up to the
 # API server's 3 MiB request limit, in JSON (larger than the protobuf etcd keeps).
 DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024
@@ -132,6 +135,12 @@ def build_schema() -> dict[str, Any]:
                 "description": "namespace of objects that set none",
             },
             "max-file-size": {"type": "integer", "minimum": 1, "description": "bytes"},
+            "kubernetes-version": {
+                "type": "string",
+                "pattern": r"^v?[0-9]+\.[0-9]+(\.[0-9]+)?([-+].*)?$",
+                "description": "the Kubernetes version whose API FW601/FW602 check against (`1.32`; default 1.36); "
+                "--k8s-version overrides it",
+            },
             "context": {
                 "type": "boolean",
                 "description": "load the project's other manifests as context for cross-file rules",
@@ -190,6 +199,7 @@ class Settings:
         self.exclude: tuple[str, ...] = tuple(data.get("exclude", ()))
         self.default_namespace: str = data.get("default-namespace", "default")
         self.max_file_size: int = data.get("max-file-size", DEFAULT_MAX_FILE_SIZE)
+        self.kubernetes_version: str = _minor(data.get("kubernetes-version")) or DEFAULT_KUBERNETES_VERSION
         self.context: bool = data.get("context", True)
         webhook = data.get("webhook") or {}
         self.webhook = WebhookSettings(
@@ -220,6 +230,7 @@ class Settings:
         ignore: Iterable[str] | None = None,
         fail_on: str | None = None,
         exclude: Iterable[str] = (),
+        kubernetes_version: str | None = None,
     ) -> Settings:
         """A copy with command-line choices applied (they replace the file's lists)."""
         copy = Settings.__new__(Settings)
@@ -232,6 +243,9 @@ class Settings:
         if fail_on is not None:
             copy.fail_on = fail_on
         copy.exclude = self.exclude + tuple(exclude)
+        if kubernetes_version is not None:  # (the options are shared with self: a changed copy of each)
+            copy.kubernetes_version = kubernetes_version
+            copy.options = {code: {**conf, "kubernetes-version": kubernetes_version} for code, conf in self.options.items()}
         return copy
 
     def enabled(self, code: str) -> bool:
@@ -256,7 +270,16 @@ class Settings:
         if conf is None:
             conf = self.options[code] = dict(RULES[code].DEFAULTS)
         conf.setdefault("default-namespace", self.default_namespace)
+        conf.setdefault("kubernetes-version", self.kubernetes_version)
         return conf
+
+
+def _minor(version: Any) -> str | None:
+    """`1.32` of `1.32`, `v1.32.4`...: the schema's pattern lets only such strings through."""
+    if not isinstance(version, str):
+        return None
+    parts = version.strip().lstrip("v").split(".")
+    return f"{int(parts[0])}.{int(parts[1].split('-')[0].split('+')[0])}" if len(parts) >= 2 and parts[0].isdigit() else None
 
 
 _ENABLED: dict[tuple[str, tuple[str, ...], tuple[str, ...]], bool] = {}

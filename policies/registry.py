@@ -97,6 +97,8 @@ _LINES: tuple[Rule, ...] = (
     Rule("FW508", "namespace-missing", "error", "live", "namespace_missing"),
     Rule("FW509", "kind-not-served", "error", "live", "kind_not_served"),
     Rule("FW510", "apply-keeps-removed-field", "warning", "live", "apply_keeps_removed_field"),
+    Rule("FW601", "unknown-kind", "error", "object", "unknown_kind"),
+    Rule("FW602", "schema-mismatch", "error", "object", "schema_mismatch"),
 )
 
 RULES: dict[str, Rule] = {rule.CODE: rule for rule in sorted(_LINES, key=lambda r: r.CODE)}

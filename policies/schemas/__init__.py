@@ -4,6 +4,6 @@ The room owns `form` (the compiled form and the compiler from an OpenAPI / JSON 
 the built-in kinds' definitions and a CRD's `openAPIV3Schema` alike), `validate` (pure:
 compiled schema + object -> problems with field paths) and `builtin` (the built-in kinds of
 one Kubernetes version, from the `kubernetes-validate` package's data, compiled per kind and
-kept in the user's cache). It imports the standard library and `policies.model` only; the
-rules FW601/FW602 are its users.
+kept in the user's cache). It imports the standard library and the policy core's plain modules
+only (records, config's defaults); the rules FW601/FW602 are its users.
 """

@@ -28,12 +28,16 @@ if TYPE_CHECKING:
 
     from .form import Compiled
 
+from ..config import DEFAULT_KUBERNETES_VERSION
+
+DEFAULT_VERSION = DEFAULT_KUBERNETES_VERSION  # (for the rules: a conf without the key)
 FORMAT = 1  # of the cached files: bump when form.py's node layout changes
 _SUFFIX = "-local-strict"
 _INDEX = "index.marshal"
 
 # Per process: the schema folder, the versions, each version's index and compiled kinds.
 _ROOT: list[str | None] = []
+_VERSIONS: list[list[str]] = []
 _INDEXES: dict[str, dict[str, dict[str, str]]] = {}
 _KINDS: dict[tuple[str, str], Compiled | None] = {}
 
@@ -57,8 +61,19 @@ def schema_root() -> str | None:
     return _ROOT[0]
 
 
+def normalize(text: str) -> str | None:
+    """`1.32` for `1.32`, `v1.32`, `1.32.4`, `v1.32.4-gke.1` (what `fieldwarden export --k8s-version` takes); None
+    for what is no version."""
+    import re
+
+    found = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?", text.strip())
+    return f"{int(found.group(1))}.{int(found.group(2))}" if found else None
+
+
 def versions() -> list[str]:
     """The Kubernetes versions the installed schemas carry, oldest first (`1.25`, ..., `1.37`)."""
+    if _VERSIONS:
+        return _VERSIONS[0]
     root = schema_root()
     if root is None:
         return []
@@ -68,7 +83,8 @@ def versions() -> list[str]:
             parts = name[1:-len(".0" + _SUFFIX)].split(".")
             if len(parts) == 2 and all(p.isdigit() for p in parts):
                 found.append((int(parts[0]), int(parts[1])))
-    return [f"{major}.{minor}" for major, minor in sorted(found)]
+    _VERSIONS.append([f"{major}.{minor}" for major, minor in sorted(found)])
+    return _VERSIONS[0]
 
 
 def index(version: str) -> dict[str, dict[str, str]]:

@@ -149,6 +149,21 @@ def _quote(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def known_fields(compiled: Compiled, path: tuple[str | int, ...]) -> list[str]:
+    """The fields the schema declares at `path` (an object's), for "did you mean" hints."""
+    index = 0
+    for part in path:
+        if index < 0:
+            return []
+        node = compiled[index]
+        if isinstance(part, int):
+            index = node[ITEMS]
+        else:
+            child = node[PROPERTIES].get(part)
+            index = child if child is not None else node[MORE]
+    return sorted(compiled[index][PROPERTIES]) if index >= 0 else []
+
+
 def api_path(compiled: Compiled, path: tuple[str | int, ...]) -> str:
     """`spec.containers[0].image`, `metadata.labels[app]`: a path as the API server's field errors spell
     it (a map's key in brackets: the schema, walked along the path, tells a map from a field)."""

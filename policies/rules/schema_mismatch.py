@@ -1,0 +1,106 @@
+"""The object does not match the Kubernetes API's schema of its kind.
+
+## What it does
+Validates each object of a built-in kind against the OpenAPI schema of its apiVersion and kind in
+the target Kubernetes version (`--k8s-version`, or `kubernetes-version` in the configuration),
+offline (`fieldwarden[schemas]`), and reports one finding per problem, on the field itself:
+
+- an **unknown field**, on its key, as the API server's strict field validation
+  (`kubectl apply --validate=strict`, the default since kubectl 1.25) names it:
+  `unknown field "spec.template.spec.containers[0].imagePullPolicyy"`; with the closest known
+  field as the hint;
+- a value of the **wrong type** (`containerPort: "8080"`, a string where an integer goes), on the
+  key of the value: `spec.template.spec.containers[0].ports[0].containerPort: expected integer,
+  got string`;
+- a **missing required field**, on the parent that lacks it: `spec.selector: Required value`
+  (not under `status`, which the API server does not take from a manifest);
+- a value outside an **enum**, where the schema carries one.
+
+Paths are spelled as the API server spells them (list items by index, map keys in brackets,
+`metadata.labels[app]`). What is checked is what the schemas say: the API server's further
+validation (name syntax, value ranges, cross-field rules) is not repeated here; values are never
+printed for a wrong type, so a Secret's data stays out of the report. Objects of kinds that are
+not built in, and kinds FW601 reports, are not checked by this rule. The validation runs on
+plain files and on what Helm and kustomize render alike.
+
+## Why is this bad?
+The API server refuses the object (`strict decoding error: unknown field`, `cannot unmarshal
+string into Go struct field`), or, with a client that does not validate strictly, silently drops
+the misspelt field: the setting the author meant is never applied.
+
+## Example
+```yaml
+      containers:
+      - name: web
+        image: nginx
+        ports:
+        - containerPort: "8080"
+        imagePullPolicyy: Always
+```
+
+## Use instead
+```yaml
+      containers:
+      - name: web
+        image: nginx
+        ports:
+        - containerPort: 8080
+        imagePullPolicy: Always
+```
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping
+
+from ..model import ERROR, Violation
+from ..rule import OBJECT
+
+CODE = "FW602"
+NAME = "schema-mismatch"
+SEVERITY = ERROR
+SCOPE = OBJECT
+FIXABLE = False
+OPTIONS: dict[str, Any] = {}
+DEFAULTS: dict[str, Any] = {}
+
+
+def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation]:
+    """One violation per way the object does not fit its kind's schema."""
+    from ..schemas import builtin
+    from ..schemas.validate import REQUIRED_FIELD, TYPE, UNKNOWN, describe, known_fields, validate
+
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return
+    try:
+        compiled = builtin.compiled(conf.get("kubernetes-version", builtin.DEFAULT_VERSION), api_version, kind)
+    except (builtin.SchemasMissing, KeyError):
+        return
+    problems = validate(compiled, obj) if compiled is not None else []
+    if compiled is None:  # a custom resource: its CRD's schema, if the run has its CRD (policies/schemas/crd.py)
+        from ..schemas.crd import custom_resource
+
+        compiled, problems = custom_resource(conf.get("crds"), obj, conf.get("kubernetes-version", builtin.DEFAULT_VERSION))
+        if compiled is None:
+            return
+    for problem in problems:
+        if problem.kind == REQUIRED_FIELD and problem.path[:1] == ("status",):
+            continue
+        hint = ""
+        if problem.kind == UNKNOWN:
+            name = str(problem.path[-1])
+            close = _closest(name, known_fields(compiled, problem.path[:-1]))
+            hint = f"did you mean {close}?" if close else "remove it, or check its spelling and indentation"
+        elif problem.kind == REQUIRED_FIELD:
+            hint = f"set {problem.field.rsplit('.', 1)[-1]}"
+        elif problem.kind == TYPE:
+            hint = f"write a value of type {problem.expected}"
+        yield Violation(problem.path, describe(problem), hint)
+
+
+def _closest(name: str, known: list[str]) -> str | None:
+    import difflib
+
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.7)
+    return close[0] if close else next((k for k in known if k.lower() == name.lower()), None)
