@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .live import LiveCase
 
 SHOWN = 200  # characters of a value put in place of a Go dump
+QUOTED_MIN = 4  # a shorter value ("web", "80") a denial mentions is no evidence of the field it is about
 
 
 # --- the changed field --------------------------------------------------------------------------
@@ -171,7 +172,7 @@ def quoted_field(manifest: Mapping[str, Any], message: str) -> FieldPath:
     said = _DENIAL.split(message, maxsplit=1)[-1]
     best: tuple[int, FieldPath] = (0, ())
     for path, value in leaves(manifest):
-        if path in _IDENTITY or not isinstance(value, str) or len(value) < 3 or len(value) <= best[0]:
+        if path in _IDENTITY or not isinstance(value, str) or len(value) < QUOTED_MIN or len(value) <= best[0]:
             continue
         if re.search(rf"(?<![\w./:-]){re.escape(value)}(?![\w./:-])", said):
             best = (len(value), path)

@@ -10,10 +10,9 @@ Dry runs go through admission like real requests (webhooks with `sideEffects: No
 `NoneOnDryRun` are called; others make the dry run fail, which is reported the same way, as is
 a webhook that cannot be reached under `failurePolicy: Fail`). The
 finding is placed on the field the denial names (a cause's `field`, else the first field path
-of the manifest that the message mentions); else, for an existing object, on the first field
-the apply changes; else on the field whose value the message quotes (`image
-registry.example/web:latest uses the latest tag`: the `image:` line); else at the start of the
-object. Not run with
+of the manifest that the message mentions); else on the field whose value the message quotes
+(`image registry.example/web:latest uses the latest tag`: the `image:` line); else, for an
+existing object, on the first field the apply changes; else at the start of the object. Not run with
 `--read-only`: only the cluster knows its policies.
 
 ## Why is this bad?
@@ -76,8 +75,8 @@ def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
 
 
 def _where(case: LiveCase, message: str) -> FieldPath:
-    """The field a denial is about: a cause's field, a field path of the manifest the message names, the first
-    field an existing object's apply changes, the field whose value the message quotes, else the object."""
+    """The field a denial is about: a cause's field, a field path of the manifest the message names, the field
+    whose value the message quotes, the first field an existing object's apply changes, else the object."""
     from ..live import MISSING, causes, parse_field, value_at
     from ..places import cause_place, changed_field, quoted_field
 
@@ -90,7 +89,4 @@ def _where(case: LiveCase, message: str) -> FieldPath:
         steps = parse_field(match.group(0))
         if value_at(case.manifest, steps) is not MISSING:
             return changed_field(case.manifest, case.live, tuple(steps))
-    changed = changed_field(case.manifest, case.live, ())
-    if changed:
-        return changed
-    return quoted_field(case.manifest, message)
+    return quoted_field(case.manifest, message) or changed_field(case.manifest, case.live, ())

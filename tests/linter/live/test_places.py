@@ -178,6 +178,10 @@ def test_admission_denials_on_the_quoted_value_the_named_field_else_the_change()
     data["refusal"]["details"]["causes"] = []
     case = LiveCase(manifest=data["manifest"], live=data["live"], result=None, refusal=data["refusal"])
     assert [v.path for v in RULES["FW504"].check(case, {})] == [CONTAINER + ("image",)]  # the one change
+    moved = case._replace(manifest={**case.manifest, "spec": {**case.manifest["spec"], "replicas": 4}})
+    assert [v.path for v in RULES["FW504"].check(moved, {})] == [("spec", "replicas")]  # the first change
+    quoting = moved._replace(refusal=fixture("admission-policy-quotes-image")["refusal"])
+    assert [v.path for v in RULES["FW504"].check(quoting, {})] == [CONTAINER + ("image",)]  # the quoted value first
     new = case._replace(live=None)
     assert [v.path for v in RULES["FW504"].check(new, {})] == [()]  # a new object, nothing quoted
 
