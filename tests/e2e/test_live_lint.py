@@ -414,7 +414,7 @@ def test_the_charts_lint_roles_grant_what_each_mode_needs(
         token = cluster.service_account_token(namespace, "lint-ci")
         config = cluster.write_kubeconfig(folder.parent / "lint-ci.kubeconfig", token=token, namespace=namespace)
         assert live_findings(live_lint(cluster, folder, "--read-only", kubeconfig=config))[0][:4] == (
-            "web.yaml", 9, 3, "FW502")
+            "web.yaml", 10, 19, "FW502")
         refused = live_lint(cluster, folder, kubeconfig=config)
         assert refused.code == 2 and refused.findings == []
         assert f"fieldwarden: --cluster: not allowed to dry-run the apply of Deployment/{namespace}/web" in refused.stderr
@@ -426,7 +426,7 @@ def test_the_charts_lint_roles_grant_what_each_mode_needs(
         assert not can("update", "deployments.apps") and not can("delete", "deployments.apps")
         assert not can("get", "secrets")
         wait_for(lambda: live_lint(cluster, folder, kubeconfig=config).code == 1, "the dry-run role to take effect", 20)
-        assert live_findings(live_lint(cluster, folder, kubeconfig=config))[0][:4] == ("web.yaml", 9, 3, "FW502")
+        assert live_findings(live_lint(cluster, folder, kubeconfig=config))[0][:4] == ("web.yaml", 10, 19, "FW502")
         # a Secret manifest: not readable, so not checked, and said
         write(folder, "secret.yaml", f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: {namespace}\n")
         skipped = live_lint(cluster, folder, kubeconfig=config)
