@@ -13,6 +13,8 @@ TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policie
 if TYPE_CHECKING:
     from os import PathLike
     from typing import Any, Iterable, NamedTuple
+
+    from ..policies.schemas.crd import Catalog
 else:
     from ..policies.records import NamedTuple
 
@@ -135,11 +137,12 @@ def read_source(path: str | PathLike[str], settings: Settings) -> tuple[bytes | 
 
 def analyse(
     display: str, data: bytes | None, error: str, settings: Settings, full: bool, path: str | PathLike[str] | None, consumed: bool = False,
-    read: Loaded | None = None,
+    read: Loaded | None = None, crds: Catalog | None = None,
 ) -> FileResult:
     """Lint one file's bytes. `full` runs object rules (targets); otherwise only projects.
 
     `read` is the bytes' text as loader.load read it, when the caller did already (a rendered object's).
+    `crds`: the CRDs at hand (linter/crds.py), given to the schema rules as conf["crds"].
 
     A `consumed` file (a kustomize patch, a chart template: see units/plan.py) is linted through
     the renders that use it: here it gets its input checks, suppression comments and
@@ -178,6 +181,8 @@ def analyse(
             if rules is None:
                 rules = by_kind[kind] = [(r, settings.rule_conf(code)) for code, r in object_rules
                                          if (kinds := _kinds(settings, code, r)) is None or kind in kinds]
+            if crds is not None:
+                rules = [(r, {**c, "crds": crds}) if r.CODE in READS_CRDS else (r, c) for r, c in rules]
             for rule, conf in rules:
                 for violation in rule.check(obj, conf):
                     line, column = locate(node, violation.path)
@@ -203,6 +208,7 @@ def analyse(
     return FileResult(display, findings, objects, directives, spans, "")
 
 
+READS_CRDS = frozenset({"FW601", "FW602", "FW603"})  # the schema rules: a custom resource's CRD, if at hand
 _BY_KIND = "analyse: object rules by kind"  # (keys of Settings.memo)
 _OBJECT_RULES = "analyse: object rules"
 _RULE_KINDS = "analyse: object rules' kinds"

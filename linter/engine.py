@@ -29,6 +29,7 @@ else:
 from ..policies.config import Settings
 from ..policies.registry import resolve
 from ..policies.rule import ADMISSION
+from .crds import catalog as crd_catalog, once_per_kind
 from .analyse import FileResult, Finding, ObjectRecord, analyse, context_tree, locate_in_record, read_source
 from .sets import Member, labelled, merged_duplicates, project_index, run_set_rules
 from .suppress import covers, directive_document
@@ -41,6 +42,7 @@ from .discover import go_files
 
 if TYPE_CHECKING:
     from ..policies.model import ObjectKey
+    from ..policies.schemas.crd import Catalog
     from .unitrun import UnitRun
     from .units.renders import HelmValues, Layout
     from .units.rendered import RenderedObject
@@ -147,6 +149,9 @@ def _lint(
         if layout.charts:
             consumed.update(f for f in inside if chart_of(f, layout.charts) is not None)
     targets, target_ids = _without_stray_helpers(targets, target_ids, consumed, notices)
+    global _CRDS
+    _CRDS = crd_catalog([*((s.display, s.path, s.data) for s in targets), *((str(p), str(p), None) for p in context)],
+                        settings_for)
     wanted = set(target_ids)
     jobs = [(s.display, s.path, s.data, settings_for(s.display), key in consumed) for s, key in zip(targets, target_ids)]
     apart = None
@@ -155,6 +160,7 @@ def _lint(
         from .unitrun import UnitRun
 
         work = run = UnitRun(names, wanted, settings_for, layout)
+        run.crds = _CRDS
         if not scope.plan_only and layout is not None:  # the renders the layout names run while the files are analysed
             if layout.kustomizations or layout.charts:
                 apart = _analyse_apart(jobs)  # (forked before the renders' threads and children exist)
@@ -203,6 +209,7 @@ def _lint(
     findings = _suppress(target_results, findings, settings_for, consumed_shown, work.unlinted, placed.values())
     notices.extend(r.notice for r in target_results if r.notice)
     findings.sort(key=lambda f: (f.file, f.line, f.column, f.code))
+    findings = once_per_kind(findings)
     return Report(findings, notices, len(target_results), None if isinstance(work, _PlainRun) else work)
 
 
@@ -630,6 +637,7 @@ class _Workers:
 
 
 _SHARED: tuple[Loaded, bool] | None = None  # (files, full) while forked workers analyse them
+_CRDS: Catalog | None = None  # the run's CRDs (crds.py), for its targets' object rules; forked workers inherit them
 
 
 def _analyse_shared(start: int, end: int) -> bytes:
@@ -686,7 +694,8 @@ def _analyse_chunk(chunk: Loaded, full: bool) -> list[FileResult]:
     collecting = gc.isenabled()
     gc.disable()  # see lint(); a forked worker inherits the parent's state, a spawned one does not
     try:
-        return [analyse(d, data, e, settings, full, p, consumed) for d, p, data, e, settings, consumed in chunk]
+        return [analyse(d, data, e, settings, full, p, consumed, crds=_CRDS if full else None)
+                for d, p, data, e, settings, consumed in chunk]
     finally:
         if collecting:
             gc.enable()

@@ -99,6 +99,7 @@ _LINES: tuple[Rule, ...] = (
     Rule("FW510", "apply-keeps-removed-field", "warning", "live", "apply_keeps_removed_field"),
     Rule("FW601", "unknown-kind", "error", "object", "unknown_kind"),
     Rule("FW602", "schema-mismatch", "error", "object", "schema_mismatch"),
+    Rule("FW603", "kind-not-validated", "info", "object", "kind_not_validated"),
 )
 
 RULES: dict[str, Rule] = {rule.CODE: rule for rule in sorted(_LINES, key=lambda r: r.CODE)}

@@ -1,0 +1,83 @@
+"""The CustomResourceDefinitions of a lint run, for the schema rules (FW601-FW603; policies/schemas/crd.py).
+
+Object rules run per file, possibly in forked worker processes (engine._Workers), so the CRDs are
+found first, once per run: every file of the project (targets and context) whose bytes hold the
+word `CustomResourceDefinition` is read in full, the rest are not parsed at all; the catalog is
+then handed to analyse() with the files (and inherited by the workers at their fork). A render's
+own CRDs (a chart's `crds/`, a kustomization's resources) count for the objects of that render
+(unitrun.py). The alternative, validating custom resources in the set-rule pass where a unit's
+objects all meet, would keep every object's full content and every file's node tree until then.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Iterator, Sequence
+
+    from ..policies.config import Settings
+    from ..policies.schemas.crd import Catalog
+    from .analyse import Finding
+
+MARK = "CustomResourceDefinition"
+_MARK_BYTES = MARK.encode()
+NOT_VALIDATED = "FW603"
+
+
+def catalog(sources: Iterable[tuple[str, str | None, bytes | None]], settings_for: Callable[[str], Settings],
+            ) -> Catalog | None:
+    """The CRDs among (display, path, bytes or None: read it) files; None when they hold none."""
+    from .analyse import read_source
+
+    found: list[dict[str, Any]] = []
+    for display, path, data in sources:
+        if data is None and path is not None:
+            data, _ = read_source(path, settings_for(display))  # (unreadable: analyse reports it)
+        if data and _MARK_BYTES in data:
+            found.extend(in_text(data.decode("utf-8", "replace")))
+    return _made(found)
+
+
+def in_texts(texts: Iterable[str], base: Catalog | None) -> Catalog | None:
+    """`base` with the CRDs among rendered objects' texts first (a render's own)."""
+    found = [crd for text in texts if MARK in text for crd in in_text(text)]
+    if not found:
+        return base
+    if base is None:
+        return _made(found)
+    return base.with_crds(found)
+
+
+def in_text(text: str) -> Iterator[dict[str, Any]]:
+    """The CRDs of a YAML/JSON text (a `kind: List`'s items too), read with the linter's own loader."""
+    from ..policies.schemas.crd import is_crd
+    from .loader import load
+
+    for document in load(text).documents:
+        data = document.data
+        items = data.get("items") if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") else None
+        for obj in items if isinstance(items, list) else [data]:
+            if isinstance(obj, dict) and is_crd(obj):
+                yield obj
+
+
+def _made(crds: Sequence[dict[str, Any]]) -> Catalog | None:
+    if not crds:
+        return None
+    from ..policies.schemas.crd import Catalog
+
+    made = Catalog(crds)
+    return made if made else None
+
+
+def once_per_kind(findings: Sequence[Finding]) -> list[Finding]:
+    """FW603 (kind not validated) once per kind and apiVersion in a run: its first place (findings sorted)."""
+    seen: set[str] = set()
+    out: list[Finding] = []
+    for finding in findings:
+        if finding.code == NOT_VALIDATED:
+            if finding.message in seen:
+                continue
+            seen.add(finding.message)
+        out.append(finding)
+    return out

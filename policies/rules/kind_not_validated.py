@@ -1,0 +1,77 @@
+"""A custom resource's kind has no schema at hand: it is not validated.
+
+## What it does
+Custom resources are validated (FW602) against the CustomResourceDefinitions found among the
+linted files: the project's, and those a chart or kustomization renders for its own objects.
+A custom resource whose CRD is not among them (installed by another repository, by an operator
+at run time) cannot be checked offline; this rule says so, **once per kind and apiVersion** in a
+run, on the first object of it, as info: it never fails a run (with the default `fail-on`).
+
+Built-in kinds are the Kubernetes schemas' business (FW601, FW602); a kind or version that the
+project's CRDs of its group do not serve is FW601's. Without the schemas installed
+(`fieldwarden[schemas]`), the rule does nothing.
+
+## Why is this bad?
+Nothing is wrong with the object as far as anyone can tell, and that is the point: a typo in a
+custom resource's field passes this lint silently, and the API server refuses it at apply time.
+
+## Example
+```yaml
+apiVersion: monitoring.coreos.com/v1   # its CRD is installed by the operator's chart, elsewhere
+kind: ServiceMonitor
+```
+
+## Use instead
+Lint with the CRD at hand: keep a copy of it in the repository (a `crds/` folder beside the
+custom resources; a file holding it anywhere in the project counts), or ignore the rule for
+that kind's files if you choose not to validate them
+(`# fieldwarden: ignore[FW603]`, or `ignore: [FW603]` in the configuration).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping
+
+from ..model import INFO, Violation
+from ..rule import OBJECT
+
+CODE = "FW603"
+NAME = "kind-not-validated"
+SEVERITY = INFO
+SCOPE = OBJECT
+FIXABLE = False
+OPTIONS: dict[str, Any] = {}
+DEFAULTS: dict[str, Any] = {}
+
+
+def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation]:
+    """The object, when it is a custom resource of a kind no CRD at hand describes (conf["crds"]: the run's CRDs)."""
+    from ..schemas import builtin
+    from .unknown_kind import REMOVED
+
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return
+    try:
+        kinds_of = builtin.index(conf.get("kubernetes-version", builtin.DEFAULT_VERSION))
+    except (builtin.SchemasMissing, KeyError):
+        return
+    group = api_version.rpartition("/")[0]
+    if api_version in kinds_of or group in _groups(kinds_of) or any(group == a.rpartition("/")[0] for a, _ in REMOVED):
+        return  # a built-in group: FW601 and FW602
+    crds = conf.get("crds")
+    if crds is not None and ((api_version, kind) in crds.schemas or group in crds.groups()):
+        return  # validated (FW602), or a kind its group's CRDs do not serve (FW601)
+    yield Violation(("kind",), f"{kind} {api_version} is not validated: no CRD for it among the linted files",
+                    "add the CRD to the project (a copy under crds/), or ignore FW603 for this kind")
+
+
+_GROUPS: dict[int, frozenset[str]] = {}
+
+
+def _groups(kinds_of: Mapping[str, Any]) -> frozenset[str]:
+    """The built-in API groups ("" for the core group) of one version's index."""
+    found = _GROUPS.get(id(kinds_of))
+    if found is None:
+        found = _GROUPS[id(kinds_of)] = frozenset(name.rpartition("/")[0] for name in kinds_of)
+    return found
