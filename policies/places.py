@@ -67,7 +67,7 @@ def _differs(wanted: Any, actual: Any, path: FieldPath) -> FieldPath | None:
             other = follow(actual, (index,), wanted)  # by merge key (`name`, ...), else by position
             if other is None:
                 return path + (index,)
-            found = _differs(item, actual[other[0]], path + (index,))
+            found = _differs(item, actual[int(other[0])], path + (index,))
             if found is not None:
                 return found
     return path

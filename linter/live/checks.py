@@ -540,7 +540,7 @@ def _take(item: _Item, response: Response) -> None:
 def _apply_request(item: _Item, options: LiveOptions, schemas: dict[str, dict[str, Any]]) -> Request | None:
     assert item.resource is not None
     manifest = item.source.obj
-    query = (("dryRun", "All"), ("fieldManager", options.manager))
+    query: tuple[tuple[str, str], ...] = (("dryRun", "All"), ("fieldManager", options.manager))
     if options.apply_mode == SERVER:
         force = (("force", "true"),) if options.force_conflicts else ()
         return Request("PATCH", item.resource.item(item.namespace, item.name), query + force,

@@ -21,7 +21,7 @@ its value shown as JSON. The patch dump is dropped; the rest stays in the API se
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from ...policies.live import show, ssa_text, status_message
 from ...policies.model import FieldPath
@@ -141,7 +141,7 @@ def _named_leaf(manifest: Mapping[str, Any], names: list[str], types: tuple[type
     return None
 
 
-def _fields(obj: Any, path: FieldPath = ()) -> Any:
+def _fields(obj: Any, path: FieldPath = ()) -> Iterator[tuple[FieldPath, Any]]:
     """Every field of a value with its path, parents before their children (lists of scalars too)."""
     if path:
         yield path, obj
