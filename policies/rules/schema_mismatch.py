@@ -12,8 +12,10 @@ offline (`fieldwarden[schemas]`), and reports one finding per problem, on the fi
 - a value of the **wrong type** (`containerPort: "8080"`, a string where an integer goes), on the
   key of the value: `spec.template.spec.containers[0].ports[0].containerPort: expected integer,
   got string`;
-- a **missing required field**, on the parent that lacks it: `spec.selector: Required value`
-  (not under `status`, which the API server does not take from a manifest);
+- a **missing required field**, on the parent that lacks it: `spec.template: Required value`
+  (not under `status`, which the API server does not take from a manifest; a Deployment's,
+  StatefulSet's, DaemonSet's or ReplicaSet's missing `spec.selector` is FW101 selector-missing's
+  finding, not repeated here);
 - a value outside an **enum**, where the schema carries one.
 
 Paths are spelled as the API server spells them (list items by index, map keys in brackets,
@@ -51,7 +53,9 @@ the misspelt field: the setting the author meant is never applied.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Iterator, Mapping
 
 from ..model import ERROR, Violation
 from ..rule import OBJECT
@@ -85,8 +89,9 @@ def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation
         if compiled is None:
             return
     for problem in problems:
-        if problem.kind == REQUIRED_FIELD and problem.path[:1] == ("status",):
-            continue
+        if problem.kind == REQUIRED_FIELD and (problem.path[:1] == ("status",) or (
+                problem.field == "spec.selector" and api_version == "apps/v1")):
+            continue  # (status: the server's to fill; a workload's selector: FW101 selector-missing says it)
         hint = ""
         if problem.kind == UNKNOWN:
             name = str(problem.path[-1])

@@ -46,7 +46,9 @@ kind: Deployment
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
+if TYPE_CHECKING:
+    from typing import Any, Iterator, Mapping
 
 from ..model import ERROR, WARNING, Violation
 from ..rule import OBJECT

@@ -50,6 +50,7 @@ def compile_schema(root: Mapping[str, Any], definitions: Mapping[str, Any] | Non
     """
     nodes: Compiled = []
     by_ref: dict[str, int] = {}
+    leaves: dict[tuple[Any, ...], int] = {}
     defs = definitions or {}
 
     def node(schema: Any) -> int:
@@ -68,7 +69,14 @@ def compile_schema(root: Mapping[str, Any], definitions: Mapping[str, Any] | Non
             return index
         index = len(nodes)
         nodes.append([0, {}, [], ANY, ANY, None, 0])
-        nodes[index] = build(schema)
+        built = nodes[index] = build(schema)
+        if not built[PROPERTIES] and not built[REQUIRED] and built[ITEMS] == ANY and built[MORE] < 0 and index == len(nodes) - 1:
+            # a leaf (a string, an integer...: most nodes) is kept once, however many fields have its shape
+            key = (built[TYPES], built[MORE], repr(built[ENUM]), built[FLAGS])
+            if key in leaves:
+                nodes.pop()
+                return leaves[key]
+            leaves[key] = index
         return index
 
     def build(schema: Mapping[str, Any]) -> Node:
@@ -101,7 +109,8 @@ def compile_schema(root: Mapping[str, Any], definitions: Mapping[str, Any] | Non
         for owner in [nodes[0]] + [n for n in nodes if n[FLAGS] & EMBEDDED]:
             meta = owner[PROPERTIES].get("metadata")
             if meta is not None and meta >= 0 and not nodes[meta][PROPERTIES] and nodes[meta][MORE] == DENY:
-                nodes[meta][MORE] = ANY
+                owner[PROPERTIES]["metadata"] = len(nodes)  # (a node of its own: leaves are shared)
+                nodes.append([nodes[meta][TYPES], {}, [], ANY, ANY, None, 0])
     return nodes
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 from fieldwarden.policies.config import DEFAULT_KUBERNETES_VERSION
@@ -72,28 +73,36 @@ def test_what_is_no_version_is_exit_2(tmp_path: Path) -> None:
     assert run.code == 2 and "kubernetes-version" in run.stderr and "does not match" in run.stderr
 
 
-# kubernetes-validate made unfindable, as in an install without the extra (.ci/clean-install installs one for real)
+# An install without the extra: this environment's packages but kubernetes-validate (linked into a folder
+# of their own; .ci/clean-install makes a real one)
 WITHOUT_SCHEMAS = """\
-import sys
-class Without:
-    @staticmethod
-    def find_spec(name, path=None, target=None):
-        if name == "kubernetes_validate":
-            raise ModuleNotFoundError(name)
-sys.meta_path.insert(0, Without)
+import site, sys
+sys.path = [p for p in sys.path if "-packages" not in p]
+site.addsitedir(sys.argv.pop(1))
 from fieldwarden.cli import main
 raise SystemExit(main(sys.argv[1:]))
 """
 
 
+def without_schemas(tmp_path: Path) -> Path:
+    site = tmp_path / "site"
+    site.mkdir()
+    source = Path(sysconfig.get_paths()["purelib"])
+    for entry in source.iterdir():
+        if not entry.name.startswith("kubernetes_validate"):
+            (site / entry.name).symlink_to(entry)
+    return site
+
+
 def test_without_the_schemas_a_notice_once_and_no_traceback(tmp_path: Path) -> None:
+    site = str(without_schemas(tmp_path))
     write(tmp_path, "pod.yaml", MANIFEST)
     write(tmp_path, "more.yaml", MANIFEST.replace("name: p", "name: q"))
-    run = subprocess.run([sys.executable, "-c", WITHOUT_SCHEMAS, "lint", "--k8s-version", "1.26", "."], cwd=tmp_path,
+    run = subprocess.run([sys.executable, "-S", "-c", WITHOUT_SCHEMAS, site, "lint", "--k8s-version", "1.26", "pod.yaml", "more.yaml"], cwd=tmp_path,
                          capture_output=True, text=True)
     assert (run.returncode, run.stdout) == (0, "All checks passed!\n")
     assert run.stderr == ("fieldwarden: schema validation (FW601, FW602) not run: the Kubernetes schemas are not installed "
                           "(pip install 'fieldwarden[schemas]'; or ignore FW6 to silence this)\n")
-    quiet = subprocess.run([sys.executable, "-c", WITHOUT_SCHEMAS, "lint", "--ignore", "FW6", "."], cwd=tmp_path,
+    quiet = subprocess.run([sys.executable, "-S", "-c", WITHOUT_SCHEMAS, site, "lint", "--ignore", "FW6", "pod.yaml"], cwd=tmp_path,
                            capture_output=True, text=True)
     assert (quiet.returncode, quiet.stderr) == (0, "")

@@ -40,14 +40,22 @@ def test_common_kinds_are_clean_in_every_version_from_1_25(tmp_path: Path) -> No
 
 
 def test_missing_required_on_the_parent_and_map_keys_in_brackets(tmp_path: Path) -> None:
+    # (the missing selector is FW101's finding alone; the missing template is this rule's)
     text = WEB_DEPLOYMENT.replace("  selector:\n    matchLabels: {app: web}\n", "").replace(
-        "labels: {app: web}", "labels: {app: web, tier: 3}")
+        "labels: {app: web}", "labels: {app: web, tier: 3}").replace("  template:\n", "  templates:\n")
     write(tmp_path, "web.yaml", text)
     lines = text.splitlines()
     spec, labels = lines.index("spec:") + 1, next(i for i, l in enumerate(lines) if "tier: 3" in l) + 1
+    assert lint(["--select", "FW101", "web.yaml"], cwd=tmp_path).hits() == [("web.yaml", spec, 1, "FW101")]
     assert found(tmp_path, "web.yaml") == [
-        ("web.yaml", spec, 1, "spec.selector: Required value", "set selector"),
-        ("web.yaml", labels, lines[labels - 1].index("tier") + 1,
+        ("web.yaml", spec, 1, "spec.template: Required value", "set template"),
+        ("web.yaml", spec + 1, 3, 'unknown field "spec.templates"', "did you mean template?"),
+    ]
+    write(tmp_path, "labels.yaml", WEB_DEPLOYMENT.replace("labels: {app: web}", "labels: {app: web, tier: 3}"))
+    lines = (tmp_path / "labels.yaml").read_text().splitlines()
+    labels = next(i for i, l in enumerate(lines) if "tier: 3" in l) + 1
+    assert found(tmp_path, "labels.yaml") == [
+        ("labels.yaml", labels, lines[labels - 1].index("tier") + 1,
          "spec.template.metadata.labels[tier]: expected string, got integer", "write a value of type string"),
     ]
 
