@@ -486,7 +486,8 @@ def _dry_runs(api: Sender, items: list[_Item], options: LiveOptions, catalog: di
         if item.refusal is not None:  # a patch dump or a decoding error: reworded with its field (refusals.py)
             from .refusals import readable_refusal, schema_for
 
-            item.refusal = readable_refusal(item.refusal, item.source.obj, schema_for(item.api_version, item.kind, schemas))
+            item.refusal = readable_refusal(item.refusal, item.source.obj, schema_for(item.api_version, item.kind, schemas),
+                                            _sensitive(item, options, settings_for))
     # FW507's baseline, a dry-run create of the manifest under a generated name, for the objects whose
     # spec the apply changes (a default left behind comes from a change of another field)
     fresh = [i for i in items if i.live is not None and i.result is not None and _changes(i.live, i.result)

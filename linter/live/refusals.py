@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator, Mapping
 
-from ...policies.live import show, ssa_text, status_message
+from ...policies.live import LiveCase, show_at, ssa_text, status_message, value_at
 from ...policies.model import FieldPath
 from .client_apply import BUILTIN_GROUPS, Schema, root_schema
 
@@ -49,8 +49,11 @@ def schema_for(api_version: str, kind: str, documents: Mapping[str, Mapping[str,
     return root_schema(document, group, version, kind) if document is not None else None
 
 
-def readable_refusal(status: Mapping[str, Any], manifest: Mapping[str, Any], schema: Schema | None) -> dict[str, Any]:
-    """`status` with a patch dump or a decoding error reworded as causes with fields (else unchanged)."""
+def readable_refusal(status: Mapping[str, Any], manifest: Mapping[str, Any], schema: Schema | None,
+                     sensitive: tuple[str, ...] = ()) -> dict[str, Any]:
+    """`status` with a patch dump or a decoding error reworded as causes with fields (else unchanged); values of
+    a Secret's data and of `sensitive` fields (KIND:PATH, cluster.sensitive-fields) are shown as <redacted>."""
+    hidden = LiveCase(manifest=manifest, live=None, result=None, refusal=None, sensitive=sensitive)
     said = _said(status)
     if said is None:
         return dict(status)
@@ -63,12 +66,12 @@ def readable_refusal(status: Mapping[str, Any], manifest: Mapping[str, Any], sch
     elif _UNRECOGNIZED.search(said):
         wanted = _GO_TYPES.get(_UNRECOGNIZED.search(said).group(1), "")  # type: ignore[union-attr]
         path = mistyped(manifest, schema, wanted) if schema is not None and wanted else None
-        found.append(_typed(manifest, path, said))
+        found.append(_typed(hidden, path, said))
     elif _UNMARSHAL.search(said):
         match = _UNMARSHAL.search(said)
         assert match is not None
         path = _named_leaf(manifest, match.group(2).split("."), _JSON_TYPES.get(match.group(1), ()))
-        found.append(_typed(manifest, path, said))
+        found.append(_typed(hidden, path, said))
     else:
         found.append(("", said))
     causes = [{"reason": "FieldValueInvalid", "message": message, "field": field} for field, message in found]
@@ -92,14 +95,11 @@ def _said(status: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _typed(manifest: Mapping[str, Any], path: FieldPath | None, said: str) -> tuple[str, str]:
+def _typed(case: LiveCase, path: FieldPath | None, said: str) -> tuple[str, str]:
     """(field, message) of a wrong type: the field in server-side apply's spelling, and its value."""
     if path is None:
         return "", said
-    value: Any = manifest
-    for step in path:
-        value = value[step]
-    return ssa_text(manifest, path), f"Invalid value: {show(value)}: {said}"
+    return ssa_text(case.manifest, path), f"Invalid value: {show_at(case, path, value_at(case.manifest, path))}: {said}"
 
 
 def mistyped(manifest: Mapping[str, Any], schema: Schema, wanted: str) -> FieldPath | None:

@@ -215,6 +215,12 @@ def test_a_dump_no_value_explains_stays_and_sensitive_values_are_redacted() -> N
     assert readable(hidden, "spec.selector", message) == "Invalid value: <redacted>: field is immutable"
 
 
+def test_a_wrong_types_sensitive_value_is_redacted() -> None:
+    data = fixture("client-wrong-type-replicas")
+    hidden = readable_refusal(data["refusal"], data["manifest"], SCHEMA, ("Deployment:spec.replicas",))
+    assert hidden["details"]["causes"][0]["message"] == "Invalid value: <redacted>: unrecognized type: int32"
+
+
 def test_the_schema_walk_finds_the_first_mistyped_field_only() -> None:
     assert SCHEMA is not None
     manifest = {"spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "a", "ports": [
