@@ -15,7 +15,8 @@ returns findings of the live rules (FW5xx, policies/rules) plus notices. The pla
    the cluster serves them) per namespace that holds workloads;
 5. unless `--read-only`, one dry run per object: the server-side apply (`PATCH`,
    `application/apply-patch+yaml`, `dryRun=All`, the field manager, `force` as the team's) or
-   what client-side `kubectl apply` sends (client_apply.py; `POST` for a new object); and for
+   what client-side `kubectl apply` sends (client_apply.py, with `fieldValidation=Strict` as kubectl
+   sends it; `POST` for a new object; refusals naming no field reworded: refusals.py); and for
    existing objects a dry-run create of the manifest under a generated name, whose defaults
    FW507 compares;
 6. each object's `policies.live.LiveCase` goes to every live rule its file's settings enable.
