@@ -694,8 +694,9 @@ def _analyse_chunk(chunk: Loaded, full: bool) -> list[FileResult]:
     collecting = gc.isenabled()
     gc.disable()  # see lint(); a forked worker inherits the parent's state, a spawned one does not
     try:
-        return [analyse(d, data, e, settings, full, p, consumed, crds=_CRDS if full else None)
-                for d, p, data, e, settings, consumed in chunk]
+        if full and _CRDS is not None:
+            return [analyse(d, data, e, settings, full, p, consumed, crds=_CRDS) for d, p, data, e, settings, consumed in chunk]
+        return [analyse(d, data, e, settings, full, p, consumed) for d, p, data, e, settings, consumed in chunk]
     finally:
         if collecting:
             gc.enable()

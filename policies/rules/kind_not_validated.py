@@ -30,7 +30,9 @@ that kind's files if you choose not to validate them
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: a one-file lint does without it)
+if TYPE_CHECKING:
+    from typing import Any, Iterator, Mapping
 
 from ..model import INFO, Violation
 from ..rule import OBJECT

@@ -141,7 +141,10 @@ def checkout(name: str, into: Path) -> Path:
 
 def reported(run: Run) -> set[Hit]:
     assert "Traceback" not in run.stderr, run.stderr
-    return {Hit(f["file"], f["line"], f["code"], bool(f.get("approximate"))) for f in run.findings if not f["suppressed"]}
+    # (FW603, info: a custom resource whose CRD the repository lacks, as most of these lack their operators' CRDs;
+    # tests/policies/rules/test_kind_not_validated.py is its test)
+    return {Hit(f["file"], f["line"], f["code"], bool(f.get("approximate"))) for f in run.findings
+            if not f["suppressed"] and f["code"] != "FW603"}
 
 
 def repeated(run: Run) -> set[Hit]:
