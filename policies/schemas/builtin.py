@@ -6,7 +6,7 @@ definitions as JSON Schema. The package is never imported (it would import jsons
 folder is found along sys.path and only read.
 
 Loading one kind must cost next to nothing (a one-file lint, bench/lint_speed.py row a): the first
-use of a version reads its definitions once (~1.3 MB of JSON, ~40 ms), compiles every kind
+use of a version reads its definitions once (~1.3 MB of JSON; ~60 ms with the compiling), compiles every kind
 (form.compile_schema) and writes, in the user's cache folder (`$XDG_CACHE_HOME/fieldwarden/schemas`,
 else `~/.cache/...`), an index and one marshal file per kind; later runs read the index and the
 kinds they meet (~0.1 ms each). The cache is the user's own, not the linted project's; what is
@@ -101,14 +101,14 @@ def index(version: str) -> dict[str, dict[str, str]]:
 
     Raises SchemasMissing without kubernetes-validate, KeyError for a version it does not carry.
     """
-    found = _INDEXES.get(version)
-    if found is None:
-        folder = _folder(version)
-        cache = _cache_folder(folder)
-        data = _read(os.path.join(cache, _INDEX)) if cache else None
-        if not _is_index(data):
-            data = _compile_version(folder, cache)
-        found = _INDEXES[version] = data
+    known = _INDEXES.get(version)
+    if known is not None:
+        return known
+    folder = _folder(version)
+    cache = _cache_folder(folder)
+    data: Any = _read(os.path.join(cache, _INDEX)) if cache else None
+    found: dict[str, dict[str, str]] = data if _is_index(data) else _compile_version(folder, cache)
+    _INDEXES[version] = found
     return found
 
 
