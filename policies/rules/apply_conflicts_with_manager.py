@@ -87,6 +87,7 @@ def check(case: LiveCase, conf: Mapping[str, Any]) -> Iterator[Violation]:
 def _predicted(case: LiveCase, live: Mapping[str, Any]) -> Iterator[Violation]:
     """Fields of the manifest that other managers own and whose live value the apply would change."""
     from ..live import Owner, bookkeeping, covered, is_ours, manager_text, show_at, ssa_paths, value_at
+    from ..places import place_under
 
     from ..managed_fields import ManagedFieldsError, field_managers
 
@@ -111,7 +112,7 @@ def _predicted(case: LiveCase, live: Mapping[str, Any]) -> Iterator[Violation]:
                 continue
             seen.add((text, entry.manager))
             yield Violation(
-                path,
+                place_under(case, path, path),
                 f"conflict with {manager_text(owner)}: {text} (live {show_at(case, live_path, current)}, the manifest "
                 f"{show_at(case, path, wanted)}): "
                 "the apply will be refused (predicted from managedFields: --read-only)",

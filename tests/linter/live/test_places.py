@@ -114,6 +114,9 @@ def test_a_statefulsets_claim_template_client_side_refused_server_side_a_conflic
     assert [v.path for v in conflict] == [storage]
     assert conflict[0].message.startswith('the API server refuses the apply: conflict with "kubectl-client-side-apply" '
                                           'using apps/v1: .spec.volumeClaimTemplates (live [')
+    data = fixture("statefulset-claim-server")  # read-only: the conflict predicted from managedFields, placed alike
+    case = LiveCase(manifest=data["manifest"], live=data["live"], result=None, refusal=None, read_only=True)
+    assert [v.path for v in RULES["FW503"].check(case, {})] == [storage]
 
 
 def test_client_side_unknown_fields_are_named_not_dumped() -> None:
