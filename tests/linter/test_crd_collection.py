@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from fieldwarden.linter import engine
+from fieldwarden.linter.units import tools
 from tests.helpers import FIXTURES, git_repo, lint
 
 CRD = (FIXTURES / "schema_agreement" / "widget-crd.yaml").read_text()
@@ -130,3 +131,28 @@ def test_worker_processes_see_the_crds(tmp_path: Path, monkeypatch: pytest.Monke
         assert bool(tasks) == (workers > 1)
     assert runs[1].findings == runs[2].findings
     assert sum(1 for f in runs[2].findings if f["code"] == "FW602") == 3 * 120
+
+
+@pytest.mark.skipif(tools.find_kustomize() is None, reason="no kubectl or kustomize: pip install 'fieldwarden[render]'")
+def test_a_kustomization_s_rendered_crd_comes_first_for_its_own_objects(tmp_path: Path) -> None:
+    """The overlay patches the CRD's schema (a `colour` field): its custom resources are read with the patched CRD,
+    a plain file of the project with the CRD as written."""
+    patch = ("- op: add\n  path: /spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/colour\n"
+             "  value: {type: string}\n")
+    git_repo(tmp_path, {
+        "base/crd.yaml": CRD,
+        "base/kustomization.yaml": "resources: [crd.yaml]\n",
+        "overlay/gear.yaml": WIDGET,
+        "overlay/kustomization.yaml": "resources: [../base, gear.yaml]\npatches:\n  - path: colour.yaml\n"
+                                      "    target: {kind: CustomResourceDefinition}\n",
+        "overlay/colour.yaml": patch,
+        "plain/gear.yaml": WIDGET,
+    })
+    run = lint(["--k8s-version", "1.32", "overlay", "plain"], cwd=tmp_path)
+    assert [(f[0], f[1], f[3], f[5]) for f in schema_findings(run.findings)] == [
+        ("overlay/gear.yaml", 6, "FW602", "spec.size: expected integer, got string"),
+        ("overlay/gear.yaml", 9, "FW602", "spec.parts[0].name: Required value"),
+        ("plain/gear.yaml", 6, "FW602", "spec.size: expected integer, got string"),
+        ("plain/gear.yaml", 7, "FW602", 'unknown field "spec.colour"'),
+        ("plain/gear.yaml", 9, "FW602", "spec.parts[0].name: Required value"),
+    ]
