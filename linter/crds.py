@@ -26,9 +26,13 @@ NOT_VALIDATED = "FW603"
 
 def catalog(sources: Iterable[tuple[str, str | None, bytes | None]], settings_for: Callable[[str], Settings],
             ) -> Catalog | None:
-    """The CRDs among (display, path, bytes or None: read it) files; None when they hold none."""
-    from .analyse import read_source
+    """The CRDs among (display, path, bytes or None: read it) files; None when they hold none, or when
+    no file's configuration runs a rule that reads them (`--select FW1`: nothing read)."""
+    from .analyse import READS_CRDS, read_source
 
+    sources = list(sources)
+    if not any(settings_for(display).enabled(code) for display, _, _ in sources for code in READS_CRDS):
+        return None
     found: list[dict[str, Any]] = []
     for display, path, data in sources:
         if data is None and path is not None:

@@ -150,8 +150,8 @@ def _lint(
             consumed.update(f for f in inside if chart_of(f, layout.charts) is not None)
     targets, target_ids = _without_stray_helpers(targets, target_ids, consumed, notices)
     global _CRDS
-    _CRDS = crd_catalog([*((s.display, s.path, s.data) for s in targets), *((str(p), str(p), None) for p in context)],
-                        settings_for)
+    _CRDS = None if scope.plan_only else crd_catalog(
+        [*((s.display, s.path, s.data) for s in targets), *((str(p), str(p), None) for p in context)], settings_for)
     wanted = set(target_ids)
     jobs = [(s.display, s.path, s.data, settings_for(s.display), key in consumed) for s, key in zip(targets, target_ids)]
     apart = None

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from fieldwarden.linter import engine
+from fieldwarden.linter.crds import catalog
 from fieldwarden.linter.units import tools
+from fieldwarden.policies.config import Settings
 from tests.helpers import FIXTURES, git_repo, lint
 
 CRD = (FIXTURES / "schema_agreement" / "widget-crd.yaml").read_text()
@@ -156,3 +158,12 @@ def test_a_kustomization_s_rendered_crd_comes_first_for_its_own_objects(tmp_path
         ("plain/gear.yaml", 7, "FW602", 'unknown field "spec.colour"'),
         ("plain/gear.yaml", 9, "FW602", "spec.parts[0].name: Required value"),
     ]
+
+
+def test_a_run_without_the_schema_rules_reads_no_crd(tmp_path: Path) -> None:
+    git_repo(tmp_path, {"crds/widgets.yaml": CRD, "apps/gear.yaml": WIDGET})
+    settings = Settings({"select": ["FW1", "FW2", "FW3"]})
+    sources = [("crds/widgets.yaml", str(tmp_path / "crds/widgets.yaml"), None)]
+    assert catalog(sources, lambda _display: settings) is None
+    found = catalog(sources, lambda _display: Settings())
+    assert found is not None and sorted(found.versions) == [("agreement.fieldwarden.io", "Widget")]
