@@ -15,8 +15,9 @@ Configuration section), offline, from the API's own OpenAPI schemas (`fieldwarde
   versions it has.
 
 Kinds of API groups that are not built in (custom resources) are left to the CRDs of the
-project; this rule never reports them. Without the schemas installed, the rule does nothing
-(one notice says so).
+project; this rule never reports them. A kubeconfig (`apiVersion: v1`, `kind: Config`) is a
+client's file, not an API object: not reported. Without the schemas installed, the rule does
+nothing (one notice says so).
 
 Removals (Kubernetes' Deprecated API Migration Guide): 1.16 `extensions/v1beta1`,
 `apps/v1beta1` and `apps/v1beta2` workloads; 1.22 the `v1beta1` versions of admission
@@ -102,6 +103,8 @@ REMOVED: dict[tuple[str, str], tuple[str, str, str]] = {
     **{(f"{_FLOW}/v1beta2", kind): ("1.29", f"{_FLOW}/v1", "1.26") for kind in ("FlowSchema", "PriorityLevelConfiguration")},
     **{(f"{_FLOW}/v1beta3", kind): ("1.32", f"{_FLOW}/v1", "1.29") for kind in ("FlowSchema", "PriorityLevelConfiguration")},
 }
+# Files with an apiVersion and kind that no API server serves, read by clients: a kubeconfig.
+CLIENT_FILES = frozenset({("v1", "Config")})
 _REMOVED_GROUPS = frozenset(api.split("/")[0] for api, _ in REMOVED if "/" in api)
 _SHOWN = 12  # kinds listed at most
 
@@ -117,6 +120,8 @@ def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation
         return  # (the linter says so once, or refuses the version)
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     if not isinstance(api_version, str) or not isinstance(kind, str):
+        return
+    if (api_version, kind) in CLIENT_FILES:
         return
     target = _number(version)
     removed = REMOVED.get((api_version, kind))

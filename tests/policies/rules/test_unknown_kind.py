@@ -71,6 +71,11 @@ def test_removed_deprecated_and_unknown(tmp_path: Path, api_version: str, kind: 
     assert messages(tmp_path, "--k8s-version", target, "object.yaml") == [("object.yaml", line, 1, severity, message)]
 
 
+def test_a_kubeconfig_is_no_api_object(tmp_path: Path) -> None:
+    write(tmp_path, "kubeconfig.yaml", "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n")
+    assert messages(tmp_path, "kubeconfig.yaml") == []
+
+
 def test_custom_resources_are_not_this_rules_business(tmp_path: Path) -> None:
     write(tmp_path, "cr.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n---\n"
                                "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: m\n")
