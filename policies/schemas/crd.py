@@ -6,7 +6,8 @@ met, the way the API server reads it:
 
 - structural: an unknown field is refused (strict field validation) unless
   `x-kubernetes-preserve-unknown-fields`; `additionalProperties` makes a map; `items`,
-  `required`, `enum`, `x-kubernetes-int-or-string`, `x-kubernetes-embedded-resource` as declared;
+  `required`, `enum`, `x-kubernetes-int-or-string` as declared; an `x-kubernetes-embedded-resource`
+  object needs its own `apiVersion` and `kind`;
 - `apiVersion` and `kind` are implicit strings, and `metadata` is always the built-in ObjectMeta
   of the target version, whatever the CRD says of it;
 - null is a value only where `nullable: true`; elsewhere the server prunes a null field before it
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from .form import Compiled
     from .validate import Problem
 
-from .form import ITEMS, MORE, NULL, PROPERTIES, TYPES
+from .form import EMBEDDED, FLAGS, ITEMS, MORE, NULL, PROPERTIES, REQUIRED, TYPES
 from .validate import REQUIRED_FIELD, validate
 
 CRD_API_VERSION = "apiextensions.k8s.io/v1"
@@ -133,6 +134,9 @@ def compile_version(schema: Mapping[str, Any], meta: tuple[Compiled, int] | None
     root["properties"] = properties
     root.setdefault("type", "object")
     compiled = compile_schema(root, go_nulls=False, structural=True)
+    for node in compiled:  # an embedded resource needs its own apiVersion and kind (the server: "must not be empty")
+        if node[FLAGS] & EMBEDDED:
+            node[REQUIRED] = [*node[REQUIRED], *(name for name in ("apiVersion", "kind") if name not in node[REQUIRED])]
     if meta is not None:  # (without the built-in schemas, form.py leaves `metadata` open)
         compiled[0][PROPERTIES]["metadata"] = _graft(compiled, *meta)
     return compiled

@@ -172,6 +172,11 @@ CASES = [
     Case("widget-kind-typo", (KIND,)),
     Case("widget-v1alpha1-not-served", (KIND,)),
     Case("widget-size-below-minimum", (), MINIMUM, ("spec.size",)),
+    Case("widget-size-float-integral"),
+    Case("widget-labels-null-value"),
+    Case("widget-size-float", ("spec.size",)),
+    Case("widget-part-null", ("spec.parts[0]",)),
+    Case("widget-embedded-without-kind", ("spec.template.apiVersion", "spec.template.kind")),
 ]
 
 # kubectl's and the API server's ways of naming a field
@@ -229,8 +234,10 @@ def test_fieldwarden_and_the_api_server_agree(case: Case, agreement: Kubectl, tm
     shutil.copy(source, tmp_path / source.name)
     if case.file.startswith("widget-") and source != CRD:
         shutil.copy(CRD, tmp_path / CRD.name)  # the CRD in the project, as context
-    run = lint(["--k8s-version", "1.32", "--select", "FW6", source.name], cwd=tmp_path)
+    # the schema rules, and FW101: a workload's missing selector is its to say (FW602 leaves it)
+    run = lint(["--k8s-version", "1.32", "--select", "FW6,FW101", source.name], cwd=tmp_path)
     ours = [f for f in run.findings if f["severity"] == "error" and f["file"] == source.name]
-    ours_named = {path for f in ours for path in (named_paths(f["message"]) if f["code"] == "FW602" else {KIND})}
+    ours_named = {path for f in ours
+                  for path in {"FW602": named_paths(f["message"]), "FW601": {KIND}}.get(f["code"], {f["field"]})}
     assert run.code == (1 if ours else 0), run
     assert ours_named == set(case.paths), ours

@@ -48,6 +48,12 @@ def test_unknown_fields_everywhere_the_server_refuses_them() -> None:
         (("spec", "template", "spec", "tag"), 'unknown field "spec.template.spec.tag"')]
 
 
+def test_an_embedded_resource_needs_its_apiversion_and_kind() -> None:
+    assert said(widget(template={"spec": {"image": "a"}})) == [
+        (("spec", "template"), "spec.template.apiVersion: Required value"),
+        (("spec", "template"), "spec.template.kind: Required value")]
+
+
 def test_types_enums_required_and_a_map_key_after_a_dot() -> None:
     assert said(widget(size="big")) == [(("spec", "size"), "spec.size: expected integer, got string")]
     assert said(widget(enabled="yes")) == [(("spec", "enabled"), "spec.enabled: expected boolean, got string")]
