@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ..policies.config import Settings
     from ..policies.schemas.crd import Catalog
     from .analyse import Finding
+    from .units.rendered import RenderedObject
 
 MARK = "CustomResourceDefinition"
 _MARK_BYTES = MARK.encode()
@@ -42,14 +43,30 @@ def catalog(sources: Iterable[tuple[str, str | None, bytes | None]], settings_fo
     return _made(found)
 
 
-def in_texts(texts: Iterable[str], base: Catalog | None) -> Catalog | None:
-    """`base` with the CRDs among rendered objects' texts first (a render's own)."""
-    found = [crd for text in texts if MARK in text for crd in in_text(text)]
-    if not found:
-        return base
-    if base is None:
-        return _made(found)
-    return base.with_crds(found)
+class RenderCRDs:
+    """The catalog for each render's objects: the render's own CRDs first, then the project's (`project`).
+
+    A chart renders its CRDs alike for each value set: each distinct CRD text is read once in a run,
+    and the catalogs share their compiled forms (policies/schemas/crd.py).
+    """
+
+    def __init__(self, project: Catalog | None = None) -> None:
+        self.project = project
+        self._read: dict[str, list[dict[str, Any]]] = {}
+
+    def of(self, objects: Iterable[RenderedObject]) -> Catalog | None:
+        found: list[dict[str, Any]] = []
+        for obj in objects:
+            if MARK in obj.text:
+                known = self._read.get(obj.text)
+                if known is None:
+                    known = self._read[obj.text] = list(in_text(obj.text))
+                found.extend(known)
+        if not found:
+            return self.project
+        if self.project is None:
+            return _made(found)
+        return self.project.with_crds(found)
 
 
 def in_text(text: str) -> Iterator[dict[str, Any]]:

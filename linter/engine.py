@@ -160,7 +160,7 @@ def _lint(
         from .unitrun import UnitRun
 
         work = run = UnitRun(names, wanted, settings_for, layout)
-        run.crds = _CRDS
+        run.crds.project = _CRDS
         if not scope.plan_only and layout is not None:  # the renders the layout names run while the files are analysed
             if layout.kustomizations or layout.charts:
                 apart = _analyse_apart(jobs)  # (forked before the renders' threads and children exist)

@@ -22,12 +22,11 @@ from ..policies.model import SEVERITY_RANK
 from ..policies.registry import RULES
 from ..policies.rule import OBJECT
 from .analyse import FileResult, Finding, analyse
-from .crds import in_texts
+from .crds import RenderCRDs
 from .sets import Member, annotated, labelled
 from .units.plan import CHART_FILE, HELM, KUSTOMIZATION_NAMES, KUSTOMIZE, InlineValues, RenderJob, Unit, folder_of, folders_with_ancestors, is_below
 
 if TYPE_CHECKING:  # the renderers' side is imported when a unit has renders (units/renders.py)
-    from ..policies.schemas.crd import Catalog
     from .units.not_linted import NotLinted
     from .units.rendered import Render, RenderedObject
     from .units.renders import Layout, Rendered
@@ -69,7 +68,7 @@ class UnitRun:
         self.unlinted: set[str] = set()  # files (as shown) a skipped render would have read
         self.failures: list[Finding] = []  # FW006: renders that failed, placed in a file being linted; FW007: units not linted
         self._analysed: dict[RenderJob, list[_Analysed]] = {}
-        self.crds: Catalog | None = None  # the project's CRDs (crds.py): a render's own are added for its objects
+        self.crds = RenderCRDs()  # the project's CRDs (engine.py sets `project`), and each render's own for its objects
         self._parsed: dict[int, tuple[RenderedObject, Any]] = {}  # id(rendered object) -> (it, its data)
         self._texts: dict[tuple[str, str], FileResult] = {}  # (anchor file, rendered text) -> its analysis
         self.using: dict[RenderJob, list[Unit]] = {}  # job -> the linted units that render it
@@ -293,7 +292,7 @@ class UnitRun:
 
     def _analyse(self, job: RenderJob, made: Render | None) -> list[_Analysed]:
         analysed: list[_Analysed] = []
-        crds = in_texts((obj.text for obj in made.objects), self.crds) if made is not None else None  # its own first
+        crds = self.crds.of(made.objects) if made is not None else None
         for obj in made.objects if made is not None else ():
             anchor = self.names.display(obj.anchor[0])
             # a chart's value sets render most objects alike: the same text in the same file is analysed once

@@ -50,7 +50,9 @@ class Catalog:
         self.schemas: dict[tuple[str, str], Any] = {}  # (apiVersion, kind) -> openAPIV3Schema
         self.versions: dict[tuple[str, str], list[str]] = {}  # (group, kind) -> served versions
         self.sources: dict[tuple[str, str], str] = {}  # (group, kind) -> the CRD's name
-        self._compiled: dict[tuple[str, str, str], Compiled] = {}
+        # id(schema), target version -> (the schema, kept alive while its id is a key; its compiled form):
+        # shared with the catalogs made from this one (with_crds)
+        self._compiled: dict[tuple[int, str], tuple[Any, Compiled]] = {}
         for crd in crds:
             self.add(crd)
 
@@ -88,6 +90,7 @@ class Catalog:
         more = Catalog(crds)
         if not more:
             return self
+        more._compiled = self._compiled
         for (group, kind), served in self.versions.items():
             if (group, kind) not in more.versions:
                 more.versions[group, kind] = served
@@ -104,11 +107,11 @@ class Catalog:
         schema = self.schemas.get((api_version, kind))
         if schema is None:
             return None
-        key = (api_version, kind, k8s_version)
+        key = (id(schema), k8s_version)
         found = self._compiled.get(key)
         if found is None:
-            found = self._compiled[key] = compile_version(schema, object_meta(k8s_version))
-        return found
+            found = self._compiled[key] = (schema, compile_version(schema, object_meta(k8s_version)))
+        return found[1]
 
     def unserved(self, api_version: str, kind: str) -> tuple[str, str] | None:
         """(the field at fault, why) when the CRDs of the object's group serve no such kind or version."""

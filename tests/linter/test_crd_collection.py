@@ -167,3 +167,19 @@ def test_a_run_without_the_schema_rules_reads_no_crd(tmp_path: Path) -> None:
     assert catalog(sources, lambda _display: settings) is None
     found = catalog(sources, lambda _display: Settings())
     assert found is not None and sorted(found.versions) == [("agreement.fieldwarden.io", "Widget")]
+
+
+def test_a_crd_rendered_alike_for_each_value_set_is_read_and_compiled_once() -> None:
+    from fieldwarden.linter.crds import RenderCRDs
+    from fieldwarden.linter.units.rendered import RenderedObject
+
+    crds = RenderCRDs()
+    first = crds.of([RenderedObject(CRD, {}, ("chart/templates/crd.yaml", 1, 1))])
+    second = crds.of([RenderedObject(CRD, {}, ("chart/templates/crd.yaml", 1, 1))])
+    assert first is not None and second is not None and first is not second
+    assert first.schemas == second.schemas and all(first.schemas[k] is second.schemas[k] for k in first.schemas)
+    assert crds.of([RenderedObject(WIDGET, {}, ("chart/templates/gear.yaml", 1, 1))]) is None  # no CRD, no project
+    crds.project = first
+    compiled = crds.project.compiled("agreement.fieldwarden.io/v1", "Widget", "1.32")
+    again = crds.of([RenderedObject(CRD, {}, ("chart/templates/crd.yaml", 1, 1))])
+    assert again is not None and again.compiled("agreement.fieldwarden.io/v1", "Widget", "1.32") is compiled
