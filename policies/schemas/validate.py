@@ -96,6 +96,9 @@ def _bits(value: Any) -> int:
     return STRING  # datetime/date from a YAML timestamp: a string in JSON
 
 
+_SCALARS = {str: STRING, int: INTEGER | NUMBER, bool: BOOLEAN}  # (the classes _bits answers at once)
+
+
 def _got(bits: int) -> str:
     for bit, name in ((NULL, "null"), (BOOLEAN, "boolean"), (INTEGER, "integer"), (NUMBER, "number"),
                       (STRING, "string"), (OBJECT, "object"), (ARRAY, "array")):
@@ -135,6 +138,11 @@ def _walk(compiled: Compiled, index: int, value: Any, path: tuple[str | int, ...
                     continue
                 if child == ANY:
                     continue
+            bits = _SCALARS.get(sub.__class__)
+            if bits is not None:  # most values: a string or a number that fits, settled without a call
+                target = compiled[child]
+                if (not target[TYPES] or bits & target[TYPES]) and target[ENUM] is None:
+                    continue
             _walk(compiled, child, sub, path + (key,), problems, limit)
         for name in node[REQUIRED]:
             if name not in value:
@@ -142,9 +150,13 @@ def _walk(compiled: Compiled, index: int, value: Any, path: tuple[str | int, ...
     elif cls is list:
         items = node[ITEMS]
         if items != ANY:
+            target = compiled[items]
             for position, item in enumerate(value):
                 if len(problems) >= limit:
                     return
+                bits = _SCALARS.get(item.__class__)
+                if bits is not None and (not target[TYPES] or bits & target[TYPES]) and target[ENUM] is None:
+                    continue
                 _walk(compiled, items, item, path + (position,), problems, limit)
 
 
