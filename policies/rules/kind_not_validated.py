@@ -8,7 +8,9 @@ at run time) cannot be checked offline; this rule says so, **once per kind and a
 run, on the first object of it, as info: it never fails a run (with the default `fail-on`).
 
 Built-in kinds are the Kubernetes schemas' business (FW601, FW602); a kind or version that the
-project's CRDs of its group do not serve is FW601's. Without the schemas installed
+project's CRDs of its group do not serve is FW601's. Files that tools read and no API server
+serves are left alone: a group without a dot (no CRD can have one: `skaffold/v4beta6`), component
+configurations (`*.config.k8s.io`, `config.kubernetes.io`), kind's and kubeadm's. Without the schemas installed
 (`fieldwarden[schemas]`), the rule does nothing.
 
 ## Why is this bad?
@@ -61,6 +63,8 @@ def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation
     group = api_version.rpartition("/")[0]
     if api_version in kinds_of or group in _groups(kinds_of) or any(group == a.rpartition("/")[0] for a, _ in REMOVED):
         return  # a built-in group: FW601 and FW602
+    if "." not in group or group.endswith(_CLIENT_CONFIGS):
+        return  # no CRD can serve it: a tool's own file (skaffold/v4, a component or kind configuration)
     crds = conf.get("crds")
     if crds is not None and ((api_version, kind) in crds.schemas or group in crds.groups()):
         return  # validated (FW602), or a kind its group's CRDs do not serve (FW601)
@@ -68,6 +72,8 @@ def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation
                     "add the CRD to the project (a copy under crds/), or ignore FW603 for this kind")
 
 
+# Groups of files that tools read and no API server serves (a CRD's group has a dot, and is none of these)
+_CLIENT_CONFIGS = ("config.k8s.io", "config.kubernetes.io", "kind.x-k8s.io", "kubeadm.k8s.io")
 _GROUPS: dict[int, frozenset[str]] = {}
 
 

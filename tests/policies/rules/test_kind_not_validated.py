@@ -45,6 +45,14 @@ def test_built_in_kinds_and_kinds_with_a_crd_are_not_reported() -> None:
     assert codes({"apiVersion": "agreement.fieldwarden.io/v2", "kind": "Widget"}, crds) == []  # FW601's
 
 
+def test_tools_files_that_no_api_server_serves_are_left_alone() -> None:
+    for api_version, kind in [("skaffold/v4beta6", "Config"), ("kind.x-k8s.io/v1alpha4", "Cluster"),
+                              ("kubelet.config.k8s.io/v1beta1", "KubeletConfiguration"),
+                              ("kubeadm.k8s.io/v1beta4", "ClusterConfiguration"), ("config.kubernetes.io/v1", "ResourceList")]:
+        assert codes({"apiVersion": api_version, "kind": kind}) == [], api_version
+    assert codes({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster"}) != []  # Cluster API: CRDs
+
+
 def test_once_per_kind_in_a_run_info_and_exit_zero(tmp_path: Path) -> None:
     git_repo(tmp_path, {"web.yaml": MONITORS, "api.yaml": MONITORS})
     run = lint(["--k8s-version", "1.32", "."], cwd=tmp_path)
