@@ -28,12 +28,16 @@ NOT_VALIDATED = "FW603"
 def catalog(sources: Iterable[tuple[str, str | None, bytes | None]], settings_for: Callable[[str], Settings],
             ) -> Catalog | None:
     """The CRDs among (display, path, bytes or None: read it) files; None when they hold none, or when
-    no file's configuration runs a rule that reads them (`--select FW1`: nothing read)."""
+    no file's configuration runs a rule that reads them (`--select FW1`: nothing read), or without the schemas."""
     from .analyse import READS_CRDS, read_source
+
+    from ..policies.schemas.builtin import schema_root
 
     sources = list(sources)
     if not any(settings_for(display).enabled(code) for display, _, _ in sources for code in READS_CRDS):
         return None
+    if schema_root() is None:
+        return None  # without fieldwarden[schemas] no schema rule runs
     found: list[dict[str, Any]] = []
     for display, path, data in sources:
         if data is None and path is not None:
