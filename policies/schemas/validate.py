@@ -138,10 +138,10 @@ def _walk(compiled: Compiled, index: int, value: Any, path: tuple[str | int, ...
                     continue
                 if child == ANY:
                     continue
-            bits = _SCALARS.get(sub.__class__)
-            if bits is not None:  # most values: a string or a number that fits, settled without a call
+            scalar = _SCALARS.get(sub.__class__)
+            if scalar is not None:  # most values: a string or a number that fits, settled without a call
                 target = compiled[child]
-                if (not target[TYPES] or bits & target[TYPES]) and target[ENUM] is None:
+                if (not target[TYPES] or scalar & target[TYPES]) and target[ENUM] is None:
                     continue
             _walk(compiled, child, sub, path + (key,), problems, limit)
         for name in node[REQUIRED]:
@@ -154,8 +154,8 @@ def _walk(compiled: Compiled, index: int, value: Any, path: tuple[str | int, ...
             for position, item in enumerate(value):
                 if len(problems) >= limit:
                     return
-                bits = _SCALARS.get(item.__class__)
-                if bits is not None and (not target[TYPES] or bits & target[TYPES]) and target[ENUM] is None:
+                scalar = _SCALARS.get(item.__class__)
+                if scalar is not None and (not target[TYPES] or scalar & target[TYPES]) and target[ENUM] is None:
                     continue
                 _walk(compiled, items, item, path + (position,), problems, limit)
 
