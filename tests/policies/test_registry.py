@@ -48,7 +48,7 @@ def test_metadata_alone_imports_no_rule_module() -> None:
         "import sys\n"
         "from fieldwarden.policies.registry import RULES, resolve\n"
         "assert resolve('apply-rejected-invalid').SEVERITY == 'error'\n"
-        "assert [r.SCOPE for r in RULES.values()].count('live') == 9\n"
+        "assert [r.SCOPE for r in RULES.values()].count('live') == 10\n"
         "loaded = sorted(m for m in sys.modules if m.startswith('fieldwarden.policies.rules.'))\n"
         "assert not loaded, loaded\n"
         "RULES['FW509'].check\n"
