@@ -11,8 +11,8 @@ the walk visits each field of the object once, with one dict lookup per key, and
 only where a problem is found. Measured (CPU time, this machine, 1.32 schemas): 0.054 ms per
 Deployment, against 1.08 ms for `jsonschema` (already a dependency; Draft 2020-12 with its
 referencing registry); over the 20,000-object corpus (bench/.corpus) 0.27 s, against 1.70 s to
-only compose its YAML; in the lint (bench/lint_speed.py row b) 3.43 s against 3.25 s without
-FW601/FW602, 1.06x. `fastjsonschema` (PyPI) generates Python source from the schema and execs it:
+only compose its YAML; in the lint (bench/lint_speed.py row b, at 9415aed) 3.56 s against 2.97 s
+without FW601/FW602, 1.19x, custom resources' CRD lookups included. `fastjsonschema` (PyPI) generates Python source from the schema and execs it:
 a CRD's schema comes from the linted tree, and nothing from there may become code.
 `jsonschema-rs` (PyPI) is a compiled wheel per platform; like `jsonschema`, it reports an
 object's unknown fields as one error (`additionalProperties`) and paths as JSON pointers, so a
