@@ -129,7 +129,11 @@ def test_fieldwarden_lint_finds_nothing_in_the_rendered_manifests(name: str, tmp
         if template.endswith(".yaml") and text.strip():
             (tmp_path / Path(template).name).write_text(text, encoding="utf-8")
     run = lint([str(tmp_path)], cwd=tmp_path)
-    assert (run.code, run.findings) == (0, []), run.stderr
+    # cert-manager's kinds have no CRD in the chart: said once each (FW603, info), and nothing else
+    unvalidated = sorted(f["object"].split("/")[0] for f in run.findings if f["code"] == "FW603")
+    cert_manager = sorted({obj["kind"] for obj in rendered(name) if obj["apiVersion"] == "cert-manager.io/v1"})
+    assert unvalidated == cert_manager, run.findings
+    assert (run.code, [f for f in run.findings if f["code"] != "FW603"]) == (0, []), run.stderr
     assert "skipped" not in run.stderr
 
 
