@@ -48,7 +48,8 @@ def test_built_in_kinds_and_kinds_with_a_crd_are_not_reported() -> None:
 def test_tools_files_that_no_api_server_serves_are_left_alone() -> None:
     for api_version, kind in [("skaffold/v4beta6", "Config"), ("kind.x-k8s.io/v1alpha4", "Cluster"),
                               ("kubelet.config.k8s.io/v1beta1", "KubeletConfiguration"),
-                              ("kubeadm.k8s.io/v1beta4", "ClusterConfiguration"), ("config.kubernetes.io/v1", "ResourceList")]:
+                              ("kubeadm.k8s.io/v1beta4", "ClusterConfiguration"), ("config.kubernetes.io/v1", "ResourceList"),
+                              ("audit.k8s.io/v1", "Policy")]:
         assert codes({"apiVersion": api_version, "kind": kind}) == [], api_version
     assert codes({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster"}) != []  # Cluster API: CRDs
 
