@@ -10,7 +10,7 @@ use of a version reads its definitions once (~1.3 MB of JSON; ~60 ms with the co
 (form.compile_schema) and writes, in the user's cache folder (`$XDG_CACHE_HOME/fieldwarden/schemas`,
 else `~/.cache/...`), an index and one marshal file per kind; later runs read the index and the
 kinds they meet (~0.1 ms each). The cache is the user's own, not the linted project's; what is
-read back is plain data (marshal: lists, dicts, strings, numbers) behind a digest of it, and a file
+read back is plain data (marshal: lists, dicts, strings, numbers) behind a CRC-32 of it, and a file
 whose digest does not match (cut short, damaged) is compiled again. Without a cache folder that can be written, the compiled forms stay in memory.
 
 This module and the package data are the only files the policy core reads besides its own
@@ -22,10 +22,7 @@ from __future__ import annotations
 import marshal
 import os
 
-try:  # BLAKE2 without hashlib, which spends ~5 ms setting up OpenSSL (as linter/cache.py)
-    from _blake2 import blake2b
-except ImportError:  # pragma: no cover - Python builds without the built-in BLAKE2
-    from hashlib import blake2b
+from binascii import crc32  # (imported by PyYAML already: nothing to load for a one-file lint)
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
 if TYPE_CHECKING:
@@ -36,8 +33,9 @@ if TYPE_CHECKING:
 from ..config import DEFAULT_KUBERNETES_VERSION
 
 DEFAULT_VERSION = DEFAULT_KUBERNETES_VERSION  # (for the rules: a conf without the key)
-_DIGEST = 16  # bytes of BLAKE2b before each cached file's marshal data: a file cut short or not written here is compiled again
-FORMAT = 3  # of the cached files: bump when form.py's node layout changes
+_DIGEST = 4  # bytes of CRC-32 before each cached file's marshal data: a file cut short or damaged is compiled again
+# (the cache is the user's own folder, not the linted project's: what it guards against is damage, not forgery)
+FORMAT = 4  # of the cached files: bump when form.py's node layout changes
 _SUFFIX = "-local-strict"
 _INDEX = "index.marshal"
 
@@ -192,15 +190,19 @@ _CACHE_FOLDERS: dict[tuple[str, str], str | None] = {}
 
 
 def _read(path: str) -> Any:
-    """What _write wrote, or None: a file whose digest does not match (cut short, or not ours) is not read."""
+    """What _write wrote, or None: a file whose checksum does not match (cut short, damaged) is not read."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
-        if data[:_DIGEST] != blake2b(data[_DIGEST:], digest_size=_DIGEST).digest():
+        if data[:_DIGEST] != _check(data[_DIGEST:]):
             return None
         return marshal.loads(data[_DIGEST:])
     except (OSError, ValueError, EOFError, TypeError):
         return None
+
+
+def _check(body: bytes) -> bytes:
+    return crc32(body).to_bytes(_DIGEST, "big")
 
 
 def _write(path: str, data: Any) -> None:
@@ -210,7 +212,7 @@ def _write(path: str, data: Any) -> None:
     try:
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         with open(descriptor, "wb") as handle:
-            handle.write(blake2b(body, digest_size=_DIGEST).digest() + body)
+            handle.write(_check(body) + body)
         os.replace(temporary, path)
     except OSError:
         try:
@@ -226,5 +228,5 @@ def _is_index(data: Any) -> bool:
 
 
 def _is_compiled(data: Any) -> bool:
-    """The outline of form.compile_schema's output (the digest vouches for the rest)."""
+    """The outline of form.compile_schema's output (the checksum vouches for the rest)."""
     return isinstance(data, list) and bool(data) and isinstance(data[0], list) and len(data[0]) == 7

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .form import Compiled
     from .validate import Problem
 
-from .form import EMBEDDED, FLAGS, ITEMS, MORE, NULL, PROPERTIES, REQUIRED, TYPES
+from .validate import EMBEDDED, FLAGS, ITEMS, MORE, NULL, PROPERTIES, REQUIRED, TYPES
 from .validate import REQUIRED_FIELD, validate
 
 CRD_API_VERSION = "apiextensions.k8s.io/v1"

@@ -29,13 +29,13 @@ if TYPE_CHECKING:
     Node = list[Any]
     Compiled = list[Node]
 
-OBJECT, ARRAY, STRING, INTEGER, NUMBER, BOOLEAN, NULL = 1, 2, 4, 8, 16, 32, 64
+# The node layout lives with the validator (validate.py), which a lint imports on every run; this
+# compiler only when a version's kinds are compiled (the first run) or a CRD is met.
+from .validate import (ANY, ARRAY, BOOLEAN, DENY, EMBEDDED, EMBEDDED_FIELDS, ENUM, FLAGS, INTEGER, ITEMS, MORE,  # noqa: F401
+                       NULL, NUMBER, OBJECT, PROPERTIES, REQUIRED, STRING, TYPES)
+
 TYPE_BITS = {"object": OBJECT, "array": ARRAY, "string": STRING, "integer": INTEGER, "number": NUMBER,
              "boolean": BOOLEAN, "null": NULL}
-ANY, DENY = -1, -2
-TYPES, PROPERTIES, REQUIRED, ITEMS, MORE, ENUM, FLAGS = range(7)
-EMBEDDED = 1
-EMBEDDED_FIELDS = ("apiVersion", "kind", "metadata")  # what EMBEDDED allows undeclared
 
 
 def compile_schema(root: Mapping[str, Any], definitions: Mapping[str, Any] | None = None, *,

@@ -30,8 +30,12 @@ if TYPE_CHECKING:
 else:
     from ..records import NamedTuple
 
-from .form import (ANY, ARRAY, BOOLEAN, DENY, EMBEDDED, EMBEDDED_FIELDS, ENUM, FLAGS, INTEGER, ITEMS, MORE, NULL, NUMBER,
-                   OBJECT, PROPERTIES, REQUIRED, STRING, TYPES)
+# The compiled form's node layout (form.py compiles to it, and imports these from here).
+OBJECT, ARRAY, STRING, INTEGER, NUMBER, BOOLEAN, NULL = 1, 2, 4, 8, 16, 32, 64  # type bits
+ANY, DENY = -1, -2  # a node index standing for "anything goes" / "nothing may be here"
+TYPES, PROPERTIES, REQUIRED, ITEMS, MORE, ENUM, FLAGS = range(7)  # the slots of a node
+EMBEDDED = 1  # FLAGS bit: an x-kubernetes-embedded-resource
+EMBEDDED_FIELDS = ("apiVersion", "kind", "metadata")  # what EMBEDDED allows undeclared
 
 UNKNOWN, TYPE, REQUIRED_FIELD, ENUM_VALUE = "unknown", "type", "required", "enum"
 MAX_PROBLEMS = 100  # per object: a file of another format read as a manifest stops here

@@ -180,9 +180,9 @@ def test_the_cache_is_read_back_and_a_bad_file_is_compiled_again(tmp_path: Any, 
             table.clear()
         first = builtin.compiled("1.31", "v1", "Service")
         files = list(tmp_path.glob("fieldwarden/schemas/v1.31.0-local-strict-*/io.k8s.api.core.v1.Service.marshal"))
-        assert len(files) == 1 and marshal.loads(files[0].read_bytes()[16:]) == first
+        assert len(files) == 1 and marshal.loads(files[0].read_bytes()[builtin._DIGEST:]) == first
         for damaged in (files[0].read_bytes()[:-5], marshal.dumps([[0, {"x": 99}, [], -1, -1, None, 0]])):
-            files[0].write_bytes(damaged)  # cut short; not written by fieldwarden (no digest)
+            files[0].write_bytes(damaged)  # cut short; not written by fieldwarden (no checksum)
             for table in (builtin._INDEXES, builtin._KINDS, builtin._CACHE_FOLDERS):
                 table.clear()
             assert builtin.compiled("1.31", "v1", "Service") == first
