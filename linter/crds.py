@@ -26,25 +26,67 @@ NOT_VALIDATED = "FW603"
 
 
 def catalog(sources: Iterable[tuple[str, str | None, bytes | None]], settings_for: Callable[[str], Settings],
-            ) -> Catalog | None:
+            context: Iterable[tuple[str, str | None, bytes | None]] = ()) -> Catalog | None:
     """The CRDs among (display, path, bytes or None: read it) files; None when they hold none, or when
-    no file's configuration runs a rule that reads them (`--select FW1`: nothing read), or without the schemas."""
+    no file's configuration runs a rule that reads them (`--select FW1`: nothing read), or without the schemas.
+
+    The `context` files (the rest of the project) are read for their CRDs only when the `sources` (the
+    targets) may hold a custom resource (custom_resource_in): a pre-commit run of one Deployment does
+    not read the whole repository a second time (bench/lint_speed.py row c: ~60 ms of 20,000 objects).
+    """
     from .analyse import READS_CRDS, read_source
 
     from ..policies.schemas.builtin import schema_root
 
-    sources = list(sources)
-    if not any(settings_for(display).enabled(code) for display, _, _ in sources for code in READS_CRDS):
+    sources, context = list(sources), list(context)
+    if not any(settings_for(display).enabled(code) for display, _, _ in (*sources, *context) for code in READS_CRDS):
         return None
     if schema_root() is None:
         return None  # without fieldwarden[schemas] no schema rule runs
     found: list[dict[str, Any]] = []
-    for display, path, data in sources:
-        if data is None and path is not None:
-            data, _ = read_source(path, settings_for(display))  # (unreadable: analyse reports it)
-        if data and _MARK_BYTES in data:
-            found.extend(in_text(data.decode("utf-8", "replace")))
+    built_in = _built_in_groups()
+    custom = False
+    for files in (sources, context):
+        if files is context and not custom:
+            break
+        for display, path, data in files:
+            if data is None and path is not None:
+                data, _ = read_source(path, settings_for(display))  # (unreadable: analyse reports it)
+            if not data:
+                continue
+            if _MARK_BYTES in data:
+                found.extend(in_text(data.decode("utf-8", "replace")))
+            custom = custom or custom_resource_in(data, built_in)
     return _made(found)
+
+
+def custom_resource_in(data: bytes, built_in: set[str] | None) -> bool:
+    """Whether a file may hold a custom resource: an apiVersion whose group has a dot and is none of
+    `built_in` (None: not known), or one a template writes (`apiVersion: {{ ... }}`). Over-approximate:
+    a yes only costs reading the context. (String methods: a one-file lint compiles no pattern.)"""
+    start = data.find(b"apiVersion")
+    while start >= 0:
+        end = data.find(b"\n", start)
+        line = data[start + len(b"apiVersion"):end if end >= 0 else len(data)]
+        _, colon, value = line.partition(b":")
+        value = value.strip(b" \t\r\"'")
+        if colon and value.startswith(b"{{"):
+            return True
+        value = value.strip(b" \t\r\"',{}[]")  # (JSON: `"apiVersion": "x/v1"},`)
+        group = value.partition(b"/")[0].decode("utf-8", "replace") if colon and b"/" in value else ""
+        if "." in group and (built_in is None or group not in built_in):
+            return True
+        start = data.find(b"apiVersion", start + 1)
+    return False
+
+
+def _built_in_groups() -> set[str] | None:
+    from ..policies.schemas.builtin import DEFAULT_VERSION, SchemasMissing, index
+
+    try:
+        return {api_version.rpartition("/")[0] for api_version in index(DEFAULT_VERSION)}
+    except (KeyError, SchemasMissing):
+        return None
 
 
 class RenderCRDs:

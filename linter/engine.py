@@ -150,8 +150,14 @@ def _lint(
             consumed.update(f for f in inside if chart_of(f, layout.charts) is not None)
     targets, target_ids = _without_stray_helpers(targets, target_ids, consumed, notices)
     global _CRDS
+    # Without renders the context is read now, once: the CRDs' scan and _load_context share the bytes (with
+    # renders it is read after them, as before: its bytes would be held all the while).
+    early: dict[str, tuple[bytes | None, str]] | None = None
+    if layout is None and not scope.plan_only:
+        early = {str(p): read_source(p, settings_for(str(p))) for p in context}
     _CRDS = None if scope.plan_only else crd_catalog(
-        [*((s.display, s.path, s.data) for s in targets), *((str(p), str(p), None) for p in context)], settings_for)
+        [(s.display, s.path, s.data) for s in targets], settings_for,
+        [(str(p), str(p), early[str(p)][0] if early is not None else None) for p in context])
     wanted = set(target_ids)
     jobs = [(s.display, s.path, s.data, settings_for(s.display), key in consumed) for s, key in zip(targets, target_ids)]
     apart = None
@@ -168,7 +174,9 @@ def _lint(
     else:  # (a one-file lint of plain manifests does not import unitrun.py: ~1.2 M instructions)
         work = _PlainRun(wanted)
     target_results = apart(work.rendering) if apart is not None else _analyse_all(jobs, alone=work.rendering())
-    context_results = _load_context(context, settings_for, root, keep=[s.display for s in targets], alone=work.rendering())
+    context_results = _load_context(context, settings_for, root, keep=[s.display for s in targets], alone=work.rendering(),
+                                    read=early)
+    early = None
     results = dict(zip(target_ids, target_results))
     results.update(zip(context_ids, context_results))
     kustomizations, charts = (layout.kustomizations, layout.charts) if layout is not None else ([], {})
@@ -704,7 +712,7 @@ def _analyse_chunk(chunk: Loaded, full: bool) -> list[FileResult]:
 
 def _load_context(
     paths: Sequence[str], settings_for: Callable[[str], Settings], root: str | Path | None, keep: Iterable[str] = (),
-    alone: bool = False,
+    alone: bool = False, read: dict[str, tuple[bytes | None, str]] | None = None,
 ) -> list[FileResult]:
     """What set rules need from the context files, in the order of `paths`.
 
@@ -715,7 +723,7 @@ def _load_context(
     loaded: Loaded = []
     for path in paths:
         settings = settings_for(str(path))
-        data, error = read_source(path, settings)
+        data, error = read[str(path)] if read is not None else read_source(path, settings)
         if data is not None:
             loaded.append((str(path), path, data, error, settings, False))
     if root is None or sum(len(item[2] or b"") for item in loaded) < CACHE_MIN_BYTES:

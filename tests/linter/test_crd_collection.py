@@ -183,3 +183,29 @@ def test_a_crd_rendered_alike_for_each_value_set_is_read_and_compiled_once() -> 
     compiled = crds.project.compiled("agreement.fieldwarden.io/v1", "Widget", "1.32")
     again = crds.of([RenderedObject(CRD, {}, ("chart/templates/crd.yaml", 1, 1))])
     assert again is not None and again.compiled("agreement.fieldwarden.io/v1", "Widget", "1.32") is compiled
+
+
+def test_the_context_is_read_for_crds_only_when_a_target_may_hold_a_custom_resource(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pre-commit run of one Deployment does not read the rest of the repository again for CRDs."""
+    from fieldwarden.linter import analyse
+
+    deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+    git_repo(tmp_path, {"crds/widgets.yaml": CRD, "apps/web.yaml": deployment, "apps/gear.yaml": WIDGET,
+                        "chart/templates/gear.yaml": "apiVersion: {{ .Values.group }}/v1\nkind: Widget\n"})
+    read: list[str] = []
+    real = analyse.read_source
+    monkeypatch.setattr(analyse, "read_source", lambda path, settings: read.append(str(path)) or real(path, settings))
+    context = [(name, str(tmp_path / name), None) for name in ("crds/widgets.yaml", "apps/gear.yaml")]
+    settings = Settings()
+    plain = catalog([("apps/web.yaml", None, deployment.encode())], lambda _display: settings, context)
+    assert plain is None and read == []
+    for target in ("apps/gear.yaml", "chart/templates/gear.yaml"):  # a custom group, or one a template writes
+        read.clear()
+        found = catalog([(target, str(tmp_path / target), None)], lambda _display: settings, context)
+        assert found is not None and ("agreement.fieldwarden.io/v1", "Widget") in found.schemas
+        assert read == [str(tmp_path / target), *(path for _, path, _ in context)]
+    # and the lint itself: the Deployment alone is clean, the Widget is checked against the CRD elsewhere
+    assert schema_findings(lint(["--k8s-version", "1.32", "apps/web.yaml"], cwd=tmp_path).findings) == []
+    assert [f[3] for f in schema_findings(lint(["--k8s-version", "1.32", "apps/gear.yaml"], cwd=tmp_path).findings)] == [
+        "FW602", "FW602", "FW602"]
