@@ -60,7 +60,7 @@ def catalog(sources: Iterable[tuple[str, str | None, bytes | None]], settings_fo
     return _made(found)
 
 
-def custom_resource_in(data: bytes, built_in: set[str] | None) -> bool:
+def custom_resource_in(data: bytes, built_in: frozenset[str] | None) -> bool:
     """Whether a file may hold a custom resource: an apiVersion whose group has a dot and is none of
     `built_in` (None: not known), or one a template writes (`apiVersion: {{ ... }}`). Over-approximate:
     a yes only costs reading the context. (String methods: a one-file lint compiles no pattern.)"""
@@ -80,11 +80,11 @@ def custom_resource_in(data: bytes, built_in: set[str] | None) -> bool:
     return False
 
 
-def _built_in_groups() -> set[str] | None:
-    from ..policies.schemas.builtin import DEFAULT_VERSION, SchemasMissing, index
+def _built_in_groups() -> frozenset[str] | None:
+    from ..policies.schemas.builtin import DEFAULT_VERSION, SchemasMissing, groups
 
     try:
-        return {api_version.rpartition("/")[0] for api_version in index(DEFAULT_VERSION)}
+        return groups(DEFAULT_VERSION)
     except (KeyError, SchemasMissing):
         return None
 

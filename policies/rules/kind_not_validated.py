@@ -51,17 +51,17 @@ DEFAULTS: dict[str, Any] = {}
 def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation]:
     """The object, when it is a custom resource of a kind no CRD at hand describes (conf["crds"]: the run's CRDs)."""
     from ..schemas import builtin
-    from .unknown_kind import REMOVED
+    from .unknown_kind import REMOVED_GROUPS
 
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     if not isinstance(api_version, str) or not isinstance(kind, str):
         return
+    group = api_version.rpartition("/")[0]
     try:
-        kinds_of = builtin.index(conf.get("kubernetes-version", builtin.DEFAULT_VERSION))
+        built_in = builtin.groups(conf.get("kubernetes-version", builtin.DEFAULT_VERSION))
     except (builtin.SchemasMissing, KeyError):
         return
-    group = api_version.rpartition("/")[0]
-    if api_version in kinds_of or group in _groups(kinds_of) or any(group == a.rpartition("/")[0] for a, _ in REMOVED):
+    if group in built_in or group in REMOVED_GROUPS:
         return  # a built-in group: FW601 and FW602
     if "." not in group or group.endswith(_CLIENT_CONFIGS):
         return  # no CRD can serve it: a tool's own file (skaffold/v4, a component or kind configuration)
@@ -75,12 +75,3 @@ def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation
 # Groups of files that tools read and no API server serves (a CRD's group has a dot, and is none of these)
 _CLIENT_CONFIGS = ("config.k8s.io", "config.kubernetes.io", "kind.x-k8s.io", "kubeadm.k8s.io",
                    "audit.k8s.io")  # (an API server's audit policy file: metallb's dev-env/audit-policy.yaml)
-_GROUPS: dict[int, frozenset[str]] = {}
-
-
-def _groups(kinds_of: Mapping[str, Any]) -> frozenset[str]:
-    """The built-in API groups ("" for the core group) of one version's index."""
-    found = _GROUPS.get(id(kinds_of))
-    if found is None:
-        found = _GROUPS[id(kinds_of)] = frozenset(name.rpartition("/")[0] for name in kinds_of)
-    return found

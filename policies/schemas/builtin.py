@@ -44,6 +44,7 @@ _ROOT: list[str | None] = []
 _VERSIONS: list[list[str]] = []
 _INDEXES: dict[str, dict[str, dict[str, str]]] = {}
 _KINDS: dict[tuple[str, str], Compiled | None] = {}
+_GROUPS: dict[str, frozenset[str]] = {}
 
 
 class SchemasMissing(Exception):
@@ -92,6 +93,14 @@ def versions() -> list[str]:
                 found.append((int(parts[0]), int(parts[1])))
     _VERSIONS.append([f"{major}.{minor}" for major, minor in sorted(found)])
     return _VERSIONS[0]
+
+
+def groups(version: str) -> frozenset[str]:
+    """The built-in API groups of `version` ("" for the core group); raises as index() does."""
+    found = _GROUPS.get(version)
+    if found is None:
+        found = _GROUPS[version] = frozenset(api_version.rpartition("/")[0] for api_version in index(version))
+    return found
 
 
 def index(version: str) -> dict[str, dict[str, str]]:
