@@ -17,23 +17,6 @@ _SKIP_DIRS = frozenset(
 )
 
 
-def find_config(start: Path) -> Path | None:
-    """The nearest `.fieldwarden.yaml`, or pyproject.toml with [tool.fieldwarden], upward."""
-    for folder in (start, *start.parents):
-        for name in CONFIG_NAMES:
-            candidate = folder / name
-            if candidate.is_file():
-                return candidate
-        pyproject = folder / "pyproject.toml"
-        if pyproject.is_file():
-            try:
-                if "[tool.fieldwarden" in pyproject.read_text(encoding="utf-8", errors="replace"):
-                    return pyproject
-            except OSError:
-                pass
-    return None
-
-
 def find_git_root(start: Path) -> Path | None:
     """The nearest folder upward holding `.git` (a folder, or a file for worktrees)."""
     found = git_root(os.fspath(start))
