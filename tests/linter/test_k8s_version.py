@@ -43,8 +43,8 @@ def test_the_default_is_stated_and_carried_by_the_lowest_schemas_allowed(tmp_pat
     pyproject = (Path(__file__).parents[2] / "pyproject.toml").read_text()
     assert f'"kubernetes-validate>={DEFAULT_KUBERNETES_VERSION}"' in pyproject
     assert DEFAULT_KUBERNETES_VERSION in builtin.versions()
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    assert f"else **{DEFAULT_KUBERNETES_VERSION}**" in readme
+    page = (Path(__file__).parents[2] / "docs" / "schema-validation.md").read_text()
+    assert f"else **{DEFAULT_KUBERNETES_VERSION}**" in page
     write(tmp_path, "pod.yaml", MANIFEST)
     run = subprocess.run([sys.executable, "-m", "fieldwarden", "lint", "--show-settings", "pod.yaml"], cwd=tmp_path,
                          capture_output=True, text=True)
