@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from .policies.registry import RULES, resolve
+from .policies.registry import RULES, Rule, resolve
 from .policies.rule import summary
 
 
@@ -31,15 +31,7 @@ def explain(args: argparse.Namespace) -> int:
     if rule is None:
         print(f"fieldwarden: unknown rule {args.rule!r} (see fieldwarden rules)", file=sys.stderr)
         return 2
-    import json  # here, not at the top: only the options' defaults need it
-
-    lines = [f"# {rule.CODE} {rule.NAME} ({rule.SEVERITY})", "", (rule.__doc__ or "").strip()]
-    if rule.OPTIONS:
-        lines += ["", "## Options"]
-        for option, schema in rule.OPTIONS.items():
-            default = json.dumps(rule.DEFAULTS.get(option))
-            lines.append(f"- `{option}` (default `{default}`): {schema.get('description', '')}")
-    page = "\n".join(lines) + "\n"
+    page = rule_page(rule)
     if getattr(args, "format", "text") == "markdown":
         sys.stdout.write(page)
         return 0
@@ -47,6 +39,17 @@ def explain(args: argparse.Namespace) -> int:
 
     sys.stdout.write(render(page, wants_style(sys.stdout)))
     return 0
+
+
+def rule_page(rule: Rule) -> str:
+    """A rule's documentation page as Markdown: what `explain` prints and the docs site shows."""
+    lines = [f"# {rule.CODE} {rule.NAME} ({rule.SEVERITY})", "", (rule.__doc__ or "").strip()]
+    if rule.OPTIONS:
+        lines += ["", "## Options"]
+        for option, schema in rule.OPTIONS.items():
+            default = json.dumps(rule.DEFAULTS.get(option))
+            lines.append(f"- `{option}` (default `{default}`): {schema.get('description', '')}")
+    return "\n".join(lines) + "\n"
 
 
 def schema(args: argparse.Namespace) -> int:
