@@ -1,6 +1,6 @@
 """FW403 behind a real kube-apiserver: re-deploying a manifest keeps what the autoscalers own.
 
-Replicas: a Deployment with an HPA made by `kubectl autoscale` and scaled by `kubectl scale` (the
+Replicas: a Deployment with an HPA (the one `kubectl autoscale` makes, created from its manifest) and scaled by `kubectl scale` (the
 scale subresource, as the HPA controller writes; kube-controller-manager's HPA controller, when it
 runs, has no metrics and leaves the count alone). Every way a user re-deploys keeps the live
 `spec.replicas` and prints FW403's warning: client-side `kubectl apply` (the same manifest, a new
@@ -90,9 +90,19 @@ def wait_replicas_kept(kubectl: Kubectl, namespace: str, live: int, kept: bool =
              HONOUR_TIMEOUT, interval=0.2)
 
 
+def hpa_manifest() -> Obj:
+    """What `kubectl autoscale deployment/web --min=2 --max=6 --cpu=80%` makes; a manifest, because that
+    flag is kubectl 1.34's (1.32 spells it `--cpu-percent`) and the suite runs with any supported kubectl."""
+    return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "web"},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                     "minReplicas": 2, "maxReplicas": 6,
+                     "metrics": [{"type": "Resource", "resource": {
+                         "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]}}
+
+
 def autoscale(kubectl: Kubectl, namespace: str) -> None:
-    done = kubectl("autoscale", "deployment/web", "-n", namespace, "--min=2", "--max=6", "--cpu=80%")
-    assert done.stdout.strip() == "horizontalpodautoscaler.autoscaling/web autoscaled", done
+    done = kubectl("create", "-n", namespace, "-f", "-", stdin=hpa_manifest())
+    assert done.stdout.strip() == "horizontalpodautoscaler.autoscaling/web created", done
 
 
 def scale(kubectl: Kubectl, namespace: str, replicas: int) -> Result:

@@ -80,7 +80,10 @@ synced, tests/e2e/test_apiserver_restart.py; `restart(crd_unready=N)` answers th
 requests for the VPA CRD's path 503 with `Retry-After: 5`, as kube-apiserver v1.32 answers a
 CRD's path until its handler is installed), `hold_lists`
 (list requests wait until released: a slow server; `lists_waiting` counts them),
-`install_crd` / `remove_crd`; `calls` records every HTTP request (method, path, content
+`install_crd` / `remove_crd`, `fail_once(method, path, code)` (the next request with that method
+and path is answered `code` with the real server's Status: 409 Conflict, 500 InternalError, 403
+Forbidden, or 404 NotFound, for which the object is first deleted as if by another client, with
+its DELETED event; `failures_pending` lists those not consumed yet); `calls` records every HTTP request (method, path, content
 type, parsed body, answer, User-Agent); `writes(...)` filters the HTTP writes;
 `kubelet.writes` holds the fake kubelet's writes, which are not HTTP calls.
 """
@@ -848,6 +851,21 @@ def _route(path: str) -> Route | None:
     return None
 
 
+FAILURES = {403: "Forbidden", 404: "NotFound", 409: "Conflict", 500: ""}  # what fail_once can answer
+
+
+def _rbac_forbidden(route: Route, method: str, is_watch: bool) -> dict[str, Any]:
+    """RBAC's 403 wording (the fake knows no users: a made-up one)."""
+    info = COLLECTIONS[route.collection]
+    verb = "watch" if is_watch else {"GET": "get" if route.name else "list", "POST": "create",
+                                     "PUT": "update"}.get(method, method.lower())
+    scope = f'in the namespace "{route.namespace}"' if route.namespace else "at the cluster scope"
+    named = f' "{route.name}"' if route.name else ""
+    return status(403, "Forbidden", (
+        f'{info.qualified}{named} is forbidden: User "system:serviceaccount:fake:fake" cannot '
+        f'{verb} resource "{info.resource}" in API group "{info.group}" {scope}'))
+
+
 class FakeApiServer:
     """The TEST FAKE API server; use as a context manager (`with FakeApiServer() as api: api.url`).
 
@@ -879,6 +897,7 @@ class FakeApiServer:
         self._lists_held = False
         self._forbidden = 0  # requests still to answer 403 after restart(forbidden=N)
         self._crd_unready = 0  # VPA requests still to answer 503 + Retry-After after restart(crd_unready=N)
+        self._fail_once: dict[tuple[str, str], int] = {}  # (method, path) -> the status of its next answer
         self.lists_waiting = 0  # list requests held by hold_lists() now
         self._connections: set[socket.socket] = set()  # open client connections, reset by crash()
         self._random = random.Random()
@@ -1092,6 +1111,21 @@ class FakeApiServer:
         with self._cond:
             self._down = False
         self._thread.start()
+
+    def fail_once(self, method: str, path: str, code: int) -> None:
+        """Answer the next `method` request for `path` (no query) with `code` instead of serving it.
+        404 deletes the object first (another client deleted it between the caller's read and
+        this request), so the store, the watch and the answer agree."""
+        if code not in FAILURES:
+            raise ValueError(f"fail_once: {code} is not one of {sorted(FAILURES)}")
+        with self._cond:
+            self._fail_once[(method.upper(), path)] = code
+
+    @property
+    def failures_pending(self) -> list[tuple[str, str, int]]:
+        """The `fail_once` failures not consumed yet: (method, path, code)."""
+        with self._cond:
+            return [(method, path, code) for (method, path), code in self._fail_once.items()]
 
     def hold_lists(self, held: bool = True) -> None:
         """While held, list requests (not watches, not single GETs) wait, then answer what is stored
@@ -1374,6 +1408,21 @@ class FakeApiServer:
 
     # -- serving --------------------------------------------------------------------------
 
+    def _injected(self, code: int, route: Route, method: str, is_watch: bool) -> dict[str, Any]:
+        """The Status a real server sends for `fail_once`'s code (under the lock)."""
+        info = COLLECTIONS[route.collection]
+        name = route.name or ""
+        if code == 403:
+            return _rbac_forbidden(route, method, is_watch)
+        if code == 409:
+            return conflict(info, name).body
+        if code == 404:
+            stored = self._objects[route.collection].pop((route.namespace or "", name), None)
+            if stored is not None:
+                self._record(route.collection, "DELETED", stored, copy.deepcopy(stored))
+            return not_found(info, name).body
+        return internal("etcdserver: request timed out").body  # (500: what etcd trouble looks like)
+
     @staticmethod
     def _read_body(handler: BaseHTTPRequestHandler) -> bytes:
         if "chunked" in (handler.headers.get("Transfer-Encoding") or "").lower():
@@ -1423,15 +1472,13 @@ class FakeApiServer:
             if self._unavailable:
                 return answer(503, status(503, "ServiceUnavailable", "the fake is unavailable"))
             if self._forbidden > 0 and route is not None and collection is not None:
-                self._forbidden -= 1  # (the fake knows no users: RBAC's wording, with a made-up one)
-                forbidden = COLLECTIONS[collection]
-                verb = "watch" if is_watch else {"GET": "get" if route.name else "list", "POST": "create",
-                                                 "PUT": "update"}.get(method, method.lower())
-                scope = f'in the namespace "{route.namespace}"' if route.namespace else "at the cluster scope"
-                named = f' "{route.name}"' if route.name else ""
-                return answer(403, status(403, "Forbidden", (
-                    f'{forbidden.qualified}{named} is forbidden: User "system:serviceaccount:fake:fake" cannot '
-                    f'{verb} resource "{forbidden.resource}" in API group "{forbidden.group}" {scope}')))
+                self._forbidden -= 1
+                return answer(403, _rbac_forbidden(route, method, is_watch))
+            injected = self._fail_once.pop((method, parts.path), None)
+            if injected is not None:
+                if route is None or collection is None:
+                    return answer(injected, status(injected, FAILURES[injected], "injected by fail_once"))
+                return answer(injected, self._injected(injected, route, method, is_watch))
             if self._crd_unready > 0 and collection == VPA:
                 self._crd_unready -= 1  # kube-apiserver's words (its handler for paths not installed yet)
                 return answer(503, status(503, "ServiceUnavailable", "the request has been made before all known "
