@@ -96,7 +96,8 @@ def run(args: Any) -> int:
 
         output = statistics(shown, structured=name == "json")
     else:
-        output = FORMATTERS[name](shown, colour=colour, quiet=args.quiet)
+        fails = {"fails": lambda f: settings_for(f.file).fails(f.severity)} if name == "junit" else {}
+        output = FORMATTERS[name](shown, colour=colour, quiet=args.quiet, **fails)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as handle:  # (as Path.write_text)
             handle.write(output)

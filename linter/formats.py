@@ -1,11 +1,12 @@
-"""One formatter per output format: text, concise, json, sarif (2.1.0) and github annotations.
+"""One formatter per output format: text, concise, json, sarif (2.1.0), github annotations,
+junit (JUnit XML test reports) and gitlab (GitLab Code Quality).
 
 Text follows ruff's layout: `path:line:col: CODE [*] severity: message [name]` (`[*]`: `--fix`
 can fix it; the severity is in the words, not only in the colour), then the fix hint on an
 indented `help:` line as ruff's default (full) format shows it, and the apply unit on a `unit:`
 line when it is more than the file's own folder; `concise` is the one-line form. A finding on a
 rendered object placed at its nearest known field says `(place approximate)`.
-`rule_url` is the one place that says where a rule's documentation lives.
+`rule_url` gives a rule's page on the docs site (policies/links.py names the site).
 
 Paths and messages come from the linted tree, which may be an attacker's pull request: each
 format escapes them for where it is read (terminal.visible and terminal.line_start in text and
@@ -17,9 +18,11 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
 if TYPE_CHECKING:
+    import re
     from typing import Callable, Sequence
 
 from .. import __version__
+from ..policies.links import REPOSITORY, rule_page
 from ..policies.registry import RULES
 from ..policies.rule import summary
 from .analyse import Finding
@@ -27,19 +30,13 @@ from .analyse import Finding
 _COLOURS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
 _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
 
-REPOSITORY = "https://github.com/fieldwarden/fieldwarden"
 APPROXIMATE = "(place approximate)"
 CLEAN = "All checks passed!"
 
 
 def rule_url(code: str) -> str:
-    """The rule's documentation page: its module, whose docstring is the page (`explain` prints it).
-
-    Keyed by the rule's kebab-case name (module `live_object_export` for `live-object-export`),
-    which is as stable as the name users put in suppressions.
-    """
-    module = RULES[code].__name__.rsplit(".", 1)[-1]
-    return f"{REPOSITORY}/blob/main/policies/rules/{module}.py"
+    """The rule's page on the docs site (generated from its module's docstring, which `explain` prints)."""
+    return rule_page(code)
 
 
 def fixable(f: Finding) -> bool:
@@ -279,6 +276,168 @@ def github(findings: Sequence[Finding], colour: bool = False, quiet: bool = Fals
     return "\n".join(lines) + ("\n" if lines else "")
 
 
+# --- JUnit XML: GitLab, Jenkins and Azure DevOps read it as a test report ---
+
+# What XML text cannot hold as it is, or a CI log must not see raw: markup, line ends and other
+# controls, `##[`; C0 controls, lone surrogates (undecodable file names) and U+FFFE/U+FFFF are not
+# XML 1.0 characters even as references, and are written as Python-style escapes instead
+_XML_SPECIAL = "[&<>\"\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]|##\\["
+_XML_NAMED = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "##[": "##&#91;"}
+
+
+def _xml(value: str) -> str:
+    """Text for an XML attribute or element, on one raw line: what it holds reads back as it was,
+    but for characters XML 1.0 cannot carry at all."""
+    import re
+
+    return re.sub(_XML_SPECIAL, _xml_escape, value)
+
+
+def _xml_escape(match: re.Match[str]) -> str:
+    found = match.group()
+    if found in _XML_NAMED:
+        return _XML_NAMED[found]
+    code = ord(found)
+    if code in (9, 10, 13) or 0x7f <= code <= 0x9f or code in (0x2028, 0x2029):
+        return f"&#{code};"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _default_fails(f: Finding) -> bool:
+    return f.severity in ("error", "warning")  # the default `fail-on: warning`
+
+
+def junit(findings: Sequence[Finding], colour: bool = False, quiet: bool = False,
+          fails: Callable[[Finding], bool] = _default_fails) -> str:
+    """JUnit XML: a testsuite per file, a testcase per finding (`classname` the file, as GitLab shows
+    `classname` as the suite); a `<failure>` for each finding that fails the run (`fails`: the file's
+    `fail-on`), a passing case with the finding as output for the others, `<skipped>` for a suppressed
+    one. A clean run is one passing testcase, `fieldwarden lint`.
+
+    Test names are `CODE name: object field` (`line N` for a finding on a file, not an object), stable
+    when lines move: GitLab compares test names between branches, and keeps the first of two equal
+    ones, so a repeat gets ` #2`.
+    """
+    by_file: dict[str, list[Finding]] = {}
+    for f in findings:
+        by_file.setdefault(f.file, []).append(f)
+    suites, totals = [], [0, 0, 0]
+    for file, found in by_file.items():
+        cases, counts, seen = [], [0, 0], set()
+        for f in found:
+            name = f"{f.code} {f.name}: {' '.join(x for x in (f.object, f.field) if x) or f'line {f.line}'}"
+            base, n = name, 1
+            while name in seen:
+                n += 1
+                name = f"{base} #{n}"
+            seen.add(name)
+            text = "&#10;".join(_xml(part) for part in _junit_lines(f))
+            head = f'<testcase classname="{_xml(file)}" name="{_xml(name)}" time="0"'
+            if f.suppressed:
+                counts[1] += 1
+                cases.append(f'{head}><skipped message="{_xml("suppressed by " + f.suppressed)}"/></testcase>')
+            elif fails(f):
+                counts[0] += 1
+                message = _xml(f"{f.line}:{f.column}: {f.code} {f.severity}: {_message(f)}")
+                cases.append(f'{head}><failure type="{f.severity}" message="{message}">{text}</failure></testcase>')
+            else:
+                cases.append(f"{head}><system-out>{text}</system-out></testcase>")
+        suites.append(
+            f'  <testsuite name="{_xml(file)}" tests="{len(found)}" failures="{counts[0]}" errors="0" '
+            f'skipped="{counts[1]}" time="0" file="{_xml(file)}">\n'
+            + "".join(f"    {case}\n" for case in cases) + "  </testsuite>"
+        )
+        totals = [totals[0] + len(found), totals[1] + counts[0], totals[2] + counts[1]]
+    if not suites:
+        totals[0] = 1
+        suites.append('  <testsuite name="fieldwarden" tests="1" failures="0" errors="0" skipped="0" time="0">\n'
+                      '    <testcase classname="fieldwarden" name="fieldwarden lint" time="0"/>\n  </testsuite>')
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<testsuites name="fieldwarden" tests="{totals[0]}" failures="{totals[1]}" errors="0" time="0">\n'
+        + "\n".join(suites) + "\n</testsuites>\n"
+    )
+
+
+def _junit_lines(f: Finding) -> list[str]:
+    """The finding as text output shows it: `path:line:col: CODE severity: message`, help, unit, page."""
+    shown = units_shown(f)
+    head = f"{f.file}:{f.line}:{f.column}: {f.code} {f.severity}: {_message(f)}" + (
+        f" {APPROXIMATE}" if f.approximate else "")
+    return [head, *([f"help: {f.hint}"] if f.hint else []), *([f"unit: {shown}"] if shown else []),
+            rule_url(f.code)]
+
+
+# --- GitLab Code Quality: the merge request widget and the changes view ---
+
+_GITLAB_SEVERITY = {"error": "major", "warning": "minor", "info": "info"}
+
+
+def gitlab(findings: Sequence[Finding], colour: bool = False, quiet: bool = False) -> str:
+    """GitLab Code Quality JSON (a subset of Code Climate's issues): one issue per unsuppressed finding.
+
+    `location.path` is relative to the repository root (`$CI_PROJECT_DIR`, else the nearest folder
+    above the current one holding `.git`); the fingerprint hashes the rule, that path, the object,
+    the field path and the units, not the line, so an issue keeps its identity when lines move.
+    """
+    import json
+
+    root = _repository_root()
+    issues, seen = [], set()
+    for f in findings:
+        if f.suppressed:
+            continue
+        path = _from_root(f.file, root)
+        key = "\0".join((f.code, path, f.object, f.field, *f.units, "" if f.object or f.field else f.message))
+        fingerprint, n = _digest(key), 1
+        while fingerprint in seen:  # the same field twice (a duplicated key): the next occurrence
+            n += 1
+            fingerprint = _digest(f"{key}\0{n}")
+        seen.add(fingerprint)
+        issues.append({
+            "description": f"{f.code} {_message(f)}" + (f" {APPROXIMATE}" if f.approximate else ""),
+            "check_name": f"{f.code} {f.name}",
+            "fingerprint": fingerprint,
+            "severity": _GITLAB_SEVERITY[f.severity],
+            "location": {"path": path, "lines": {"begin": f.line}},
+        })
+    return _no_v1_command(json.dumps(issues, indent=2)) + "\n"
+
+
+def _digest(key: str) -> str:
+    from hashlib import sha256
+
+    return sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def _repository_root() -> str:
+    import os
+
+    found = os.environ.get("CI_PROJECT_DIR")
+    if found:
+        return os.path.realpath(found)
+    here = folder = os.path.realpath(os.getcwd())
+    while not os.path.exists(os.path.join(folder, ".git")):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return here
+        folder = parent
+    return folder
+
+
+def _from_root(file: str, root: str) -> str:
+    """`file` (as shown: relative to the current folder, or absolute) relative to `root`, with `/`."""
+    import os
+
+    if file == "-":
+        return file
+    full = os.path.realpath(os.path.join(os.getcwd(), file))
+    relative = os.path.relpath(full, root) if os.path.splitdrive(full)[0] == os.path.splitdrive(root)[0] else full
+    if relative == ".." or relative.startswith(".." + os.sep):
+        return file.replace("\\", "/")  # outside the repository: as shown
+    return relative.replace(os.sep, "/")
+
+
 def statistics(findings: Sequence[Finding], structured: bool = False) -> str:
     """A count per rule, most frequent first (ruff's `--statistics`): `count  CODE  [*] name`."""
     counts: dict[str, list[int]] = {}
@@ -302,4 +461,5 @@ def statistics(findings: Sequence[Finding], structured: bool = False) -> str:
 
 FORMATTERS: dict[str, Callable[..., str]] = {
     "text": text, "concise": concise, "json": as_json, "sarif": sarif, "github": github,
+    "junit": junit, "gitlab": gitlab,
 }

@@ -24,7 +24,7 @@ FLAG = "flag"  # store_true
 VALUE = "value"  # takes one argument; the last one given wins
 APPEND = "append"  # takes one argument; every one given is kept
 
-FORMATS = ("text", "concise", "json", "sarif", "github")
+FORMATS = ("text", "concise", "json", "sarif", "github", "junit", "gitlab")
 
 
 class Option(NamedTuple):

@@ -97,23 +97,24 @@ def test_json_carries_every_field(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         "file": str(path), "line": 5, "column": 1, "code": "FW201", "name": "strategy-type-missing",
         "severity": "info", "object": "Deployment/default/web", "field": "spec.strategy.type",
         "message": finding["message"], "hint": finding["hint"], "suppressed": None,
-        "fixable": False, "url": "https://github.com/fieldwarden/fieldwarden/blob/main/policies/rules/strategy_type_missing.py",
+        "fixable": False, "url": "https://fieldwarden.github.io/fieldwarden/rules/FW201/",
         "unit": tmp_path.as_posix(), "units": [tmp_path.as_posix()], "approximate": False,  # its folder (outside the project)
     }
     assert finding["message"] and finding["hint"]
 
 
-def test_rule_urls_point_at_files_in_the_repository() -> None:
-    from fieldwarden.linter.formats import REPOSITORY, rule_url
+def test_rule_urls_point_at_each_rules_page_on_the_docs_site() -> None:
+    from fieldwarden.linter.formats import rule_url
+    from fieldwarden.policies.links import DOCS
     from fieldwarden.policies.registry import RULES
 
-    repo = Path(__file__).resolve().parents[2]
-    prefix = f"{REPOSITORY}/blob/main/"
-    for code in RULES:
-        url = rule_url(code)
-        assert url.startswith(prefix)
-        assert (repo / url[len(prefix):]).is_file(), url
-        assert RULES[code].NAME.replace("-", "_") in url  # keyed by the rule's stable name
+    assert DOCS == "https://fieldwarden.github.io/fieldwarden/"
+    assert {rule_url(code) for code in RULES} == {f"{DOCS}rules/{code}/" for code in RULES}
+    mkdocs = Path(__file__).resolve().parents[2] / "mkdocs.yml"
+    if mkdocs.is_file():  # the site's own address is the one the links use
+        site_url = [line.split(":", 1)[1].strip().strip("'\"") for line in mkdocs.read_text().splitlines()
+                    if line.startswith("site_url:")]
+        assert site_url == [DOCS]
 
 
 def test_sarif_has_rules_and_real_regions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -127,8 +128,7 @@ def test_sarif_has_rules_and_real_regions(tmp_path: Path, monkeypatch: pytest.Mo
     rules = log["runs"][0]["tool"]["driver"]["rules"]
     assert rules[result["ruleIndex"]]["id"] == "FW201"
     assert log["runs"][0]["columnKind"] == "unicodeCodePoints"
-    assert all(rule["helpUri"].startswith("https://github.com/fieldwarden/fieldwarden/blob/main/") for rule in rules)
-    assert rules[result["ruleIndex"]]["helpUri"].endswith("/strategy_type_missing.py")
+    assert all(rule["helpUri"] == f"https://fieldwarden.github.io/fieldwarden/rules/{rule['id']}/" for rule in rules)
 
 
 def test_sarif_columns_count_code_points(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,7 +156,7 @@ def test_github_annotations_escape_and_auto_detect(tmp_path: Path, monkeypatch: 
     line = out.strip()
     assert line.startswith("::notice file=")
     assert "a%2Cb%3Ac.yaml,line=5,col=1,title=FW201 strategy-type-missing::" in line
-    assert line.endswith("%0Ahttps://github.com/fieldwarden/fieldwarden/blob/main/policies/rules/strategy_type_missing.py")
+    assert line.endswith("%0Ahttps://fieldwarden.github.io/fieldwarden/rules/FW201/")
 
 
 def test_output_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -189,7 +189,7 @@ def _unescape_property(value: str) -> str:
     return value
 
 
-@pytest.mark.parametrize("name", ["auto", "github", "text", "concise", "json", "sarif"])
+@pytest.mark.parametrize("name", ["auto", "github", "text", "concise", "json", "sarif", "junit", "gitlab"])
 def test_hostile_file_names_and_keys_issue_no_workflow_command(tmp_path: Path, name: str) -> None:
     for file, text in HOSTILE_NAMES.items():
         (tmp_path / file).write_text(text, encoding="utf-8")
