@@ -1,6 +1,7 @@
 # The image the Helm chart (helm/fieldwarden) runs: `fieldwarden serve` (the admission webhook,
 # gunicorn inside) and `fieldwarden controller`. Build from the repository root:
-#   docker build -t ghcr.io/fieldwarden/fieldwarden:0.1.0 .
+#   docker build -t ghcr.io/fieldwarden/fieldwarden:"$(python3 -c 'import fieldwarden; print(fieldwarden.__version__)')" .
+# (the version is written once, in fieldwarden/__init__.py; helm/fieldwarden/Chart.yaml's appVersion follows it)
 # Slim, non-root (uid/gid 65532, as the chart's securityContext), read-only-root friendly
 # (nothing is written outside /tmp, which the chart mounts as an emptyDir), exec-form
 # entrypoint: no shell is involved at runtime.
@@ -8,7 +9,7 @@
 FROM python:3.12-slim AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY constraints/ constraints/
 COPY fieldwarden/ fieldwarden/
 COPY policies/ policies/

@@ -25,6 +25,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments == ["--version"]:  # (what argparse's version action prints, without argparse)
         print(f"fieldwarden {__version__}")
         return 0
+    if sorted(arguments) == ["--verbose", "--version"]:  # and the tools a lint would run
+        from .linter.units.tools import describe_kubectl
+
+        print(f"fieldwarden {__version__}\npython: {sys.version.split()[0]} ({sys.executable})\n{describe_kubectl()}")
+        return 0
     args: Any = None
     chosen = None
     if arguments[:1] == ["lint"]:
@@ -126,7 +131,8 @@ def build_parser(arguments: Sequence[str]) -> tuple[argparse.ArgumentParser, Any
     import argparse
 
     parser = argparse.ArgumentParser(prog="fieldwarden", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"fieldwarden {__version__}")
+    parser.add_argument("--version", action="version", version=f"fieldwarden {__version__}",
+                        help="print the version and exit (with --verbose: the Python and the kubectl that renders kustomize units)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
 
