@@ -57,9 +57,14 @@ def test_resources_are_the_users_to_choose() -> None:
 
 @pytest.mark.parametrize("version", KUBE_VERSIONS)
 def test_the_roles_are_valid_kubernetes(version: str) -> None:
-    for obj in render({"lintReader": {"create": True, "dryRun": True}}):
-        if obj["metadata"]["name"].startswith("fieldwarden-lint-"):
-            kubernetes_validate.validate(obj, version, strict=True)
+    roles = [obj for obj in render({"lintReader": {"create": True, "dryRun": True}})
+             if obj["metadata"]["name"].startswith("fieldwarden-lint-")]
+    assert sorted(role["metadata"]["name"] for role in roles) == ["fieldwarden-lint-dryrun", "fieldwarden-lint-reader"]
+    for role in roles:
+        assert version.startswith(kubernetes_validate.validate(role, version, strict=True))  # the schema used
+    misspelt = {**roles[0], "rules": [{**{k: v for k, v in roles[0]["rules"][0].items() if k != "verbs"}, "verb": ["get"]}]}
+    with pytest.raises(kubernetes_validate.ValidationError, match="'verbs' is a required property"):
+        kubernetes_validate.validate(misspelt, version, strict=True)  # the control: a broken role is refused
 
 
 def test_the_values_schema_refuses_unknown_keys() -> None:

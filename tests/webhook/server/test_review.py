@@ -42,8 +42,14 @@ def test_fields_the_rules_read() -> None:
     assert delete.object is None and delete.old_object is not None
 
 
-def test_content_type_parameters_are_accepted() -> None:
-    parse_review(encode(review("pod-create")), "Application/JSON; charset=utf-8")
+@pytest.mark.parametrize("content_type", ["Application/JSON; charset=utf-8", "application/json;charset=UTF-8",
+                                          " application/json ; foo=bar"])
+def test_content_type_parameters_are_accepted(content_type: str) -> None:
+    body = encode(review("pod-create"))
+    parsed = parse_review(body, content_type)
+    assert parsed == parse_review(body, JSON)  # the same review as with the bare media type
+    assert parsed.request.uid == review("pod-create")["request"]["uid"]
+    assert bad(body, "application/jsonl; charset=utf-8").status == 415  # the control: the media type still counts
 
 
 @pytest.mark.parametrize("content_type", ["", "text/plain", "application/yaml", "application/x-www-form-urlencoded"])
