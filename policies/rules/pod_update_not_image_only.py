@@ -16,6 +16,7 @@ deeper than Python's recursion limit are compared without recursion and judged l
 any other (a change is named at most 32 keys deep).
 
 Sub-resources:
+
 - `pods/status`: the kubelet and controllers write conditions and container
   statuses, and the API server ignores spec changes sent there; but it stores label
   and annotation changes, so only the exemption check below is made there;
