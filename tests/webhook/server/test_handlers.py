@@ -209,6 +209,8 @@ class TestMachinery:
     def test_the_ignore_annotation_exempts_the_object(self, value: str) -> None:
         data = edit(annotated("pod-update-label", value), lambda r: r["object"]["metadata"]["labels"].update(verdict="deny"))
         assert call("validate", data, fake())["allowed"] is True
+        plain = edit(review("pod-update-label"), lambda r: r["object"]["metadata"]["labels"].update(verdict="deny"))
+        assert call("validate", plain, fake())["allowed"] is False  # the control: no annotation, denied
 
     def test_an_annotation_naming_other_rules_does_not_exempt(self) -> None:
         data = edit(annotated("pod-update-label", "FW401, FW4"), lambda r: r["object"]["metadata"]["labels"].update(verdict="deny"))
@@ -401,6 +403,8 @@ class TestPodUpdateNotImageOnly:
     def test_exemptions(self, options: dict[str, Any]) -> None:
         data = edit(review("pod-update-set-image"), with_env)
         assert call("validate", data, settings(FW401=options))["allowed"] is True
+        other = {key: ["someone-else"] for key in options}
+        assert call("validate", data, settings(FW401=other))["allowed"] is False  # the control: not exempt, denied
 
     def test_exemption_by_annotation(self) -> None:
         data = edit(annotated("pod-update-set-image", "pod-update-not-image-only"), with_env)
@@ -506,6 +510,8 @@ class TestAutoscalerOwnedFieldReset:
         data = review("deployment-update-apply")
         config = settings(FW403={"exempt-namespaces": ["default"]})
         assert "patch" not in call("mutate", data, config, UNDER_HPA)
+        other = settings(FW403={"exempt-namespaces": ["someone-else"]})
+        assert "patch" in call("mutate", data, other, UNDER_HPA)  # the control: not exempt, mutated
 
     def test_stale_inventory_deny(self) -> None:
         data = review("deployment-update-apply")
