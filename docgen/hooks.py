@@ -13,6 +13,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # (pages.py beside thi
 import pages  # noqa: E402
 
 
+def on_config(config: Any) -> Any:
+    """Snippets' paths are from the repository root (mkdocs.yml's folder), wherever mkdocs runs."""
+    snippets = config.mdx_configs.setdefault("pymdownx.snippets", {})
+    snippets["base_path"] = [str(Path(config.config_file_path).resolve().parent)]
+    return config
+
+
 def on_files(files: Files, config: Any) -> Files:
     generated = {"rules/index.md": pages.rules_index(), "options.md": pages.options_page(), **pages.rule_pages()}
     for path, content in generated.items():
