@@ -216,3 +216,15 @@ def test_the_gitlab_example_writes_both_reports_and_fails_the_job(installed: dic
     junit = etree.parse(str(workspace / reports["junit"]))
     etree.XMLSchema(etree.parse(str(FIXTURES / "formats" / "junit-10.xsd"))).assertValid(junit)
     assert "deploy/web.yaml" in {case.get("classname") for case in junit.iter("testcase") if case.find("failure") is not None}
+
+
+def test_the_docs_workflow_gives_the_action_only_its_inputs_and_includes_the_tested_gitlab_job() -> None:
+    page = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
+    blocks = [yaml.safe_load(block) for block in re.findall(r"```yaml\n(.*?)```", page, re.S) if "jobs:" in block]
+    steps = [step for block in blocks for job in block["jobs"].values() for step in job["steps"]]
+    [uses] = [step for step in steps if step.get("uses", "").startswith("fieldwarden/fieldwarden@")]
+    assert set(uses["with"]) <= set(ACTION["inputs"])
+    assert '--8<-- "docs/examples/gitlab-ci.yml"' in page  # the page shows the file the test above runs
+    # every input and output of the action is in the page's tables
+    for name in [*ACTION["inputs"], *ACTION["outputs"]]:
+        assert f"| `{name}` |" in page, name
