@@ -57,7 +57,7 @@ TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policie
 if TYPE_CHECKING:
     from typing import Any, Iterator, Mapping
 
-from ..model import ERROR, Violation
+from ..model import ERROR, WARNING, Violation
 from ..rule import OBJECT
 
 CODE = "FW602"
@@ -72,26 +72,38 @@ DEFAULTS: dict[str, Any] = {}
 def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation]:
     """One violation per way the object does not fit its kind's schema."""
     from ..schemas import builtin
-    from ..schemas.validate import REQUIRED_FIELD, TYPE, UNKNOWN, describe, known_fields, validate
+    from ..schemas.validate import ENUM_VALUE, REQUIRED_FIELD, TYPE, UNKNOWN, describe, known_fields, validate
 
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     if not isinstance(api_version, str) or not isinstance(kind, str):
         return
+    version = conf.get("kubernetes-version", builtin.DEFAULT_VERSION)
     try:
-        compiled = builtin.compiled(conf.get("kubernetes-version", builtin.DEFAULT_VERSION), api_version, kind)
+        compiled = builtin.compiled(version, api_version, kind)
     except (builtin.SchemasMissing, KeyError):
         return
+    built_in = compiled is not None
     problems = validate(compiled, obj) if compiled is not None else []
     if compiled is None:  # a custom resource: its CRD's schema, if the run has its CRD (policies/schemas/crd.py)
         from ..schemas.crd import custom_resource
 
-        compiled, problems = custom_resource(conf.get("crds"), obj, conf.get("kubernetes-version", builtin.DEFAULT_VERSION))
+        compiled, problems = custom_resource(conf.get("crds"), obj, version)
         if compiled is None:
             return
     for problem in problems:
         if problem.kind == REQUIRED_FIELD and (problem.path[:1] == ("status",) or (
                 problem.field == "spec.selector" and api_version == "apps/v1")):
             continue  # (status: the server's to fill; a workload's selector: FW101 selector-missing says it)
+        if problem.kind == ENUM_VALUE and built_in:
+            if problem.path[:1] == ("status",) or (problem.got == '""' and isinstance(problem.path[-1], str)):
+                continue  # (status: dropped on create; an empty field is Go's zero value, defaulted like an absent one)
+            close = _closest(problem.got.strip('"'), _values(problem.expected))
+            hint = f'did you mean "{close}"?' if close else "use one of the supported values"
+            if _later_than_table(version):
+                yield Violation(problem.path, _newer_release(problem, version), hint, WARNING)
+            else:
+                yield Violation(problem.path, describe(problem), hint)
+            continue
         hint = ""
         if problem.kind == UNKNOWN:
             name = str(problem.path[-1])
@@ -101,7 +113,35 @@ def check(obj: Mapping[str, Any], conf: Mapping[str, Any]) -> Iterator[Violation
             hint = f"set {problem.field.rsplit('.', 1)[-1]}"
         elif problem.kind == TYPE:
             hint = f"write a value of type {problem.expected}"
+        elif problem.kind == ENUM_VALUE:
+            close = _closest(problem.got.strip('"'), _values(problem.expected))
+            hint = f'did you mean "{close}"?' if close else ""
         yield Violation(problem.path, describe(problem), hint)
+
+
+def _values(expected: str) -> list[str]:
+    """The string values of an enum problem's `expected` (`"Always", "Never"`)."""
+    import re
+
+    return re.findall(r'"([^"]*)"', expected)
+
+
+def _later_than_table(version: str) -> bool:
+    """Whether `version` (`1.36`) is a later release than the built-in enum table's."""
+    from ..schemas.enums import VERSION
+
+    def parts(text: str) -> tuple[int, ...]:
+        return tuple(int(p) for p in text.split(".") if p.isdigit())
+
+    return parts(version) > parts(VERSION)
+
+
+def _newer_release(problem: Any, version: str) -> str:
+    """An enum problem in a target later than the table's: the values are the table's release's."""
+    from ..schemas.enums import VERSION
+
+    return (f"{problem.field}: Unsupported value in Kubernetes {VERSION}: {problem.got}: supported values: "
+            f"{problem.expected} (the set checked is {VERSION}'s; {version} may have added values)")
 
 
 def _closest(name: str, known: list[str]) -> str | None:

@@ -3,7 +3,9 @@
 The source is the `kubernetes-validate` package's data (`fieldwarden[schemas]`; Apache-2.0):
 per Kubernetes version a `vX.Y.0-local-strict/_definitions.json`, the API server's OpenAPI
 definitions as JSON Schema. The package is never imported (it would import jsonschema): its
-folder is found along sys.path and only read.
+folder is found along sys.path and only read. Those definitions come from OpenAPI v2, which has no
+enums for the built-in types: the enum table of enums.py (from the API server's /openapi/v3) is
+written into them before they are compiled.
 
 Loading one kind must cost next to nothing (a one-file lint, bench/lint_speed.py row a): the first
 use of a version reads its definitions once (~1.3 MB of JSON; ~60 ms with the compiling), compiles every kind
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from .form import Compiled
 
 from ..config import DEFAULT_KUBERNETES_VERSION
+from . import enums
 
 DEFAULT_VERSION = DEFAULT_KUBERNETES_VERSION  # (for the rules: a conf without the key)
 _DIGEST = 4  # bytes of CRC-32 before each cached file's marshal data: a file cut short or damaged is compiled again
@@ -156,6 +159,7 @@ def _compile_version(folder: str, cache: str | None) -> dict[str, dict[str, str]
     with open(os.path.join(folder, "_definitions.json"), "rb") as handle:
         definitions = json.load(handle).get("$defs", {})
     version = os.path.basename(folder)[1:-len(".0" + _SUFFIX)]
+    enums.apply(definitions, enums.load())  # (the built-in enums the v2-derived definitions lack)
     kinds: dict[str, dict[str, str]] = {}
     for name, schema in definitions.items():
         gvks = schema.get("x-kubernetes-group-version-kind")
@@ -176,16 +180,13 @@ def _compile_version(folder: str, cache: str | None) -> dict[str, dict[str, str]
 
 
 def _cache_folder(folder: str) -> str | None:
-    """The cache folder of one schema folder, made if need be: keyed by the definitions file's size
-    and time, so that another kubernetes-validate release is compiled again."""
+    """The cache folder of one schema folder, made if need be (cache_name says what it is keyed by)."""
     key = ("cache", folder)
     if key in _CACHE_FOLDERS:
         return _CACHE_FOLDERS[key]
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     try:
-        status = os.stat(os.path.join(folder, "_definitions.json"))
-        path = os.path.join(base, "fieldwarden", "schemas",
-                            f"{os.path.basename(folder)}-{status.st_size}-{int(status.st_mtime)}-{FORMAT}")
+        path = os.path.join(base, "fieldwarden", "schemas", cache_name(os.path.join(folder, "_definitions.json"), enums.TABLE))
         if not os.path.isdir(path):
             os.makedirs(path, mode=0o700, exist_ok=True)
         result: str | None = path if not os.path.islink(path) else None
@@ -196,6 +197,21 @@ def _cache_folder(folder: str) -> str | None:
 
 
 _CACHE_FOLDERS: dict[tuple[str, str], str | None] = {}
+
+
+def cache_name(definitions: str, table: str) -> str:
+    """The name of a version's cache folder: the definitions file's folder, size and time (another
+    kubernetes-validate release is compiled again), the enum table's size and time (so is a changed
+    table; one that is missing counts as empty) and the compiled form's FORMAT. Raises OSError
+    without the definitions."""
+    status = os.stat(definitions)
+    try:
+        extra = os.stat(table)
+        enum_stamp = f"{extra.st_size}.{extra.st_mtime_ns}"
+    except OSError:
+        enum_stamp = "0"
+    return (f"{os.path.basename(os.path.dirname(definitions))}-{status.st_size}-{int(status.st_mtime)}-{enum_stamp}"
+            f"-{FORMAT}")
 
 
 def _read(path: str) -> Any:

@@ -6,6 +6,9 @@ Each case is a fixture file (tests/fixtures/schema_agreement/); for each, `kubec
 (kubectl's words parsed: a strict decoding `unknown field "spec.foo"`, `spec.x: Required value`,
 `Invalid value`, `Unsupported value`, Go's `cannot unmarshal ... into Go struct field T.path`, which
 names a path without list indices or map keys; `no matches for kind` stands as the path `kind`).
+Enum values of built-in fields are checked offline from the table policies/schemas/enums-1.32.json
+(taken from this server's /openapi/v3; tests/e2e/test_enum_table.py keeps it equal), so at 1.32 an
+unsupported value is refused on both sides.
 The Widget cases run against a CRD of our own (widget-crd.yaml) installed in the server and lying
 beside the case, as a CRD does in a project. A known difference says why the server goes beyond the
 schema, and checks both sides of it: what the server names, and what fieldwarden names instead.
@@ -48,8 +51,12 @@ CRON = "the schedule's cron syntax is the server's validation; to the schema it 
 MINIMUM = "`minimum` and other value bounds of a CRD are not checked offline (a value, not a shape)"
 ROLEREF = "the server names the fields it finds empty inside the missing `roleRef`; the schema names `roleRef` itself"
 JOB_TEMPLATE = "the server defaults the missing template and then finds its pod spec empty; the schema names `template` itself"
-ENUM = ("the built-in schemas (kubernetes-validate's) carry no enums; the server's validation checks the value "
-        "(a CRD's `enum` is checked: widget-mode-invalid)")
+NOT_ENUM = ("the field is not marked `+enum` in the API (its OpenAPI v3 has no `enum` for it, so the enum table "
+            "policies/schemas/enums-1.32.json has none); the server's validation checks the value")
+STRATEGY = "the server names the strategy itself (printing the Go struct); fieldwarden the `type` whose value is refused"
+LIST_ITEM = "the server names the list; fieldwarden the item whose value is refused, on its own line"
+EMPTY = ("an empty string is taken as unset (Go's zero value, which defaulting treats as absent); a field without a "
+         "default, as mountPropagation, refuses it")
 
 CASES = [
     # Deployment
@@ -67,8 +74,11 @@ CASES = [
     Case("deployment-missing-containers", ("spec.template.spec.containers",)),
     Case("deployment-container-missing-name", ("spec.template.spec.containers[0].name",)),
     Case("deployment-missing-selector", ("spec.selector",), SELECTOR, ("spec.selector", "spec.template.metadata.labels")),
-    Case("deployment-strategy-type-invalid", (), ENUM, ("spec.strategy",)),
-    Case("deployment-imagepullpolicy-invalid", (), ENUM, ("spec.template.spec.containers[0].imagePullPolicy",)),
+    Case("deployment-strategy-type-invalid", ("spec.strategy.type",), STRATEGY, ("spec.strategy",)),
+    Case("deployment-strategy-recreate"),
+    Case("deployment-imagepullpolicy-invalid", ("spec.template.spec.containers[0].imagePullPolicy",)),
+    Case("deployment-port-protocol-invalid", ("spec.template.spec.containers[0].ports[0].protocol",)),
+    Case("deployment-enum-fields-empty"),
     Case("deployment-kind-typo", (KIND,)),
     Case("deployment-extensions-v1beta1", (KIND,)),
     Case("deployment-selector-mismatch", (), SELECTOR, ("spec.template.metadata.labels",)),
@@ -81,8 +91,9 @@ CASES = [
     Case("service-unknown-field", ("spec.ports[0].prot",)),
     Case("service-port-string", ("spec.ports[0].port",)),
     Case("service-ports-not-list", ("spec.ports",)),
-    Case("service-type-invalid", (), ENUM, ("spec.type",)),
-    Case("service-protocol-invalid", (), ENUM, ("spec.ports[0].protocol",)),
+    Case("service-type-invalid", ("spec.type",)),
+    Case("service-protocol-invalid", ("spec.ports[0].protocol",)),
+    Case("service-externaltrafficpolicy-invalid", ("spec.externalTrafficPolicy",)),
     Case("service-missing-port", ("spec.ports[0].port",)),
     # ConfigMap
     Case("configmap-valid"),
@@ -92,7 +103,10 @@ CASES = [
     Case("configmap-binarydata-invalid", (), BASE64, ("",)),
     # Pod
     Case("pod-valid"),
-    Case("pod-restartpolicy-invalid", (), ENUM, ("spec.restartPolicy",)),
+    Case("pod-restartpolicy-invalid", ("spec.restartPolicy",)),
+    Case("pod-dnspolicy-invalid", ("spec.dnsPolicy",)),
+    Case("pod-toleration-operator-invalid", ("spec.tolerations[0].operator",)),
+    Case("pod-mountpropagation-empty", (), EMPTY, ("spec.containers[0].volumeMounts.mountPropagation",)),
     Case("pod-runasuser-string", ("spec.containers[0].securityContext.runAsUser",)),
     Case("pod-hostnetwork-string", ("spec.hostNetwork",)),
     Case("pod-volume-unknown-field", ("spec.volumes[0].sizeLimit",)),
@@ -103,7 +117,7 @@ CASES = [
     # Job
     Case("job-valid"),
     Case("job-backofflimit-string", ("spec.backoffLimit",)),
-    Case("job-completionmode-invalid", (), ENUM, ("spec.completionMode",)),
+    Case("job-completionmode-invalid", ("spec.completionMode",)),
     Case("job-unknown-field", ("spec.retries",)),
     Case("job-missing-template", ("spec.template",), JOB_TEMPLATE,
          ("spec.template.spec.containers", "spec.template.spec.restartPolicy")),
@@ -111,13 +125,13 @@ CASES = [
     # CronJob
     Case("cronjob-valid"),
     Case("cronjob-missing-schedule", ("spec.schedule",)),
-    Case("cronjob-concurrencypolicy-invalid", (), ENUM, ("spec.concurrencyPolicy",)),
+    Case("cronjob-concurrencypolicy-invalid", ("spec.concurrencyPolicy",)),
     Case("cronjob-unknown-field", ("spec.jobTemplate.spec.templates",)),
     Case("cronjob-batch-v1beta1", (KIND,)),
     Case("cronjob-bad-schedule", (), CRON, ("spec.schedule",)),
     # Ingress
     Case("ingress-valid"),
-    Case("ingress-pathtype-invalid", (), ENUM, ("spec.rules[0].http.paths[0].pathType",)),
+    Case("ingress-pathtype-invalid", ("spec.rules[0].http.paths[0].pathType",)),
     Case("ingress-backend-missing-name", ("spec.rules[0].http.paths[0].backend.service.name",)),
     Case("ingress-port-number-string", ("spec.rules[0].http.paths[0].backend.service.port.number",)),
     Case("ingress-rules-unknown-field", ("spec.rules[0].hosts",)),
@@ -126,7 +140,7 @@ CASES = [
     Case("hpa-valid"),
     Case("hpa-scaletargetref-missing-kind", ("spec.scaleTargetRef.kind",)),
     Case("hpa-utilization-string", ("spec.metrics[0].resource.target.averageUtilization",)),
-    Case("hpa-metric-type-invalid", (), ENUM, ("spec.metrics[0].type",)),
+    Case("hpa-metric-type-invalid", (), NOT_ENUM, ("spec.metrics[0].type",)),
     Case("hpa-v2beta2", (KIND,)),
     Case("hpa-missing-maxreplicas", ("spec.maxReplicas",)),
     # PodDisruptionBudget
@@ -137,9 +151,16 @@ CASES = [
     Case("pdb-policy-v1beta1", (KIND,)),
     # NetworkPolicy
     Case("networkpolicy-valid"),
-    Case("networkpolicy-policytype-invalid", (), ENUM, ("spec.policyTypes[0]",)),
+    Case("networkpolicy-policytype-invalid", ("spec.policyTypes[0]",)),
+    Case("networkpolicy-port-protocol-invalid", ("spec.ingress[0].ports[0].protocol",)),
     Case("networkpolicy-port-bool", ("spec.ingress[0].ports[0].port",)),
     Case("networkpolicy-unknown-field", ("spec.ingress[0].source",)),
+    # PersistentVolumeClaim
+    Case("pvc-valid"),
+    Case("pvc-accessmode-invalid", ("spec.accessModes[1]",), LIST_ITEM, ("spec.accessModes",)),
+    Case("pvc-volumemode-invalid", ("spec.volumeMode",)),
+    # StatefulSet
+    Case("statefulset-podmanagementpolicy-invalid", ("spec.podManagementPolicy",)),
     # RBAC
     Case("role-valid"),
     Case("role-missing-verbs", ("rules[0].verbs",)),
