@@ -81,9 +81,11 @@ def test_unlabelled_and_held_pods_are_left_alone() -> None:
         api.add_pod(foreign)
         api.add_pod(gated_pod("held"))
         api.wait_for_pod("shop", "held", lambda pod: pod["status"].get("phase") == "Running")
-        with running(api, is_leader=lambda: False):
-            pass  # (a standby: watches, writes nothing)
-        assert api.writes() == []
+        asked: list[bool] = []  # each look at a pod asks first whether this replica leads
+        with running(api, is_leader=lambda: asked.append(False) or False) as standby:
+            eventually(lambda: standby.snapshot() == (1, 0) and len(asked) >= 1 and len(standby.queue) == 0,
+                       "the standby cached the labelled pod (not kruise's) and looked at it")
+        assert api.writes() == []  # (a standby: watches, writes nothing)
         held = api.pod("shop", "held")
         hold = gate.condition_patch(GATE, "False", gate.REASON_UPDATING, "an update runs", held["metadata"]["resourceVersion"])
         client.CoreV1Api(client.ApiClient(client.Configuration(host=api.url))).patch_namespaced_pod_status(
