@@ -2,7 +2,8 @@
 
 Object rules run per file, possibly in forked worker processes (engine._Workers), so the CRDs are
 found first, once per run: every file of the project (targets and context) whose bytes hold the
-word `CustomResourceDefinition` is read in full, the rest are not parsed at all; the catalog is
+word `CustomResourceDefinition` is read, less its schemas until one is needed (skeletons), the rest
+are not parsed at all; the catalog is
 then handed to analyse() with the files (and inherited by the workers at their fork). A render's
 own CRDs (a chart's `crds/`, a kustomization's resources) count for the objects of that render
 (unitrun.py). The alternative, validating custom resources in the set-rule pass where a unit's
@@ -11,12 +12,15 @@ objects all meet, would keep every object's full content and every file's node t
 
 from __future__ import annotations
 
+import re
+from functools import partial
+
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterable, Iterator, Sequence
+    from typing import Any, Callable, Iterable, Sequence
 
     from ..policies.config import Settings
-    from ..policies.schemas.crd import Catalog
+    from ..policies.schemas.crd import Catalog, Skeleton
     from .analyse import Finding
     from .units.rendered import RenderedObject
 
@@ -43,7 +47,7 @@ def catalog(sources: Iterable[tuple[str, str | None, bytes | None]], settings_fo
         return None
     if schema_root() is None:
         return None  # without fieldwarden[schemas] no schema rule runs
-    found: list[dict[str, Any]] = []
+    found: list[Skeleton | dict[str, Any]] = []
     built_in = _built_in_groups()
     custom = False
     for files in (sources, context):
@@ -55,7 +59,7 @@ def catalog(sources: Iterable[tuple[str, str | None, bytes | None]], settings_fo
             if not data:
                 continue
             if _MARK_BYTES in data:
-                found.extend(in_text(data.decode("utf-8", "replace")))
+                found.extend(skeletons(data.decode("utf-8", "replace")))
             custom = custom or custom_resource_in(data, built_in)
     return _made(found)
 
@@ -98,15 +102,15 @@ class RenderCRDs:
 
     def __init__(self, project: Catalog | None = None) -> None:
         self.project = project
-        self._read: dict[str, list[dict[str, Any]]] = {}
+        self._read: dict[str, list[Skeleton | dict[str, Any]]] = {}
 
     def of(self, objects: Iterable[RenderedObject]) -> Catalog | None:
-        found: list[dict[str, Any]] = []
+        found: list[Skeleton | dict[str, Any]] = []
         for obj in objects:
             if MARK in obj.text:
                 known = self._read.get(obj.text)
                 if known is None:
-                    known = self._read[obj.text] = list(in_text(obj.text))
+                    known = self._read[obj.text] = skeletons(obj.text)
                 found.extend(known)
         if not found:
             return self.project
@@ -115,20 +119,98 @@ class RenderCRDs:
         return self.project.with_crds(found)
 
 
-def in_text(text: str) -> Iterator[dict[str, Any]]:
+def skeletons(text: str) -> list[Skeleton | dict[str, Any]]:
+    """The CRDs of a text, their schemas read only when a custom resource needs one (crd.Skeleton).
+
+    The schemas are nearly all of a CRD's text (prometheus-operator's 8 CRDs: 4.3 MB, of which a run
+    uses two or three), and the catalog is made before the renders start: each `openAPIV3Schema`
+    block is left out of a first, small read; the whole text is read when one of them is needed.
+    A text whose schemas are not block-style YAML (JSON, flow style) is read whole at once.
+    """
+    from ..policies.schemas.crd import Skeleton
+
+    cut = _without_schemas(text)
+    crds, clean = _read(cut) if cut is not None else ([], False)
+    if not clean:  # (a cut that left something unreadable: read as it is)
+        return list(in_text(text))
+    whole = _Whole(text)
+    return [Skeleton(crd, partial(whole.crd, _kind_of(crd))) for crd in crds]
+
+
+class _Whole:
+    """A text's CRDs read whole, once, when a schema of one of them is first needed."""
+
+    __slots__ = ("text", "crds")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.crds: dict[tuple[Any, Any], dict[str, Any]] | None = None
+
+    def crd(self, kind: tuple[Any, Any]) -> dict[str, Any] | None:
+        if self.crds is None:
+            self.crds = {}
+            for crd in in_text(self.text):
+                self.crds.setdefault(_kind_of(crd), crd)
+            self.text = ""
+        return self.crds.get(kind)
+
+
+def _kind_of(crd: dict[str, Any]) -> tuple[Any, Any]:
+    spec = crd.get("spec")
+    names = spec.get("names") if isinstance(spec, dict) else None
+    return (spec.get("group") if isinstance(spec, dict) else None, names.get("kind") if isinstance(names, dict) else None)
+
+
+_SCHEMA_KEY = "openAPIV3Schema:"
+_BLOCK_ENDS: dict[int, re.Pattern[str]] = {}
+
+
+def _without_schemas(text: str) -> str | None:
+    """The text with each `openAPIV3Schema:` block's value left out (`openAPIV3Schema: {}`), or None
+    where there is none, or one is not a block below its key (a value on the key's line: JSON, flow style)."""
+    at = text.find(_SCHEMA_KEY)
+    if at < 0:
+        return None
+    parts: list[str] = []
+    start = 0
+    while at >= 0:
+        line_start = text.rfind("\n", 0, at) + 1
+        indent = at - line_start
+        line_end = text.find("\n", at)
+        if line_end < 0 or text[line_start:at].strip(" ") or text[at + len(_SCHEMA_KEY):line_end].strip(" \t\r")[:1] not in ("", "#"):
+            return None
+        ends = _BLOCK_ENDS.get(indent)
+        if ends is None:  # the next line indented no deeper than the key that is not blank or a comment
+            ends = _BLOCK_ENDS[indent] = re.compile(r"\n {0,%d}(?=[^ \t\r\n#])" % indent)
+        end = ends.search(text, line_end)
+        parts.append(text[start:at + len(_SCHEMA_KEY)])
+        parts.append(" {}")
+        start = end.start() if end is not None else len(text)
+        at = text.find(_SCHEMA_KEY, start)
+    parts.append(text[start:])
+    return "".join(parts)
+
+
+def in_text(text: str) -> list[dict[str, Any]]:
     """The CRDs of a YAML/JSON text (a `kind: List`'s items too), read with the linter's own loader."""
+    return _read(text)[0]
+
+
+def _read(text: str) -> tuple[list[dict[str, Any]], bool]:
+    """(the CRDs of a text, whether all of it read without a problem)."""
     from ..policies.schemas.crd import is_crd
     from .loader import load
 
-    for document in load(text).documents:
+    loaded = load(text)
+    found: list[dict[str, Any]] = []
+    for document in loaded.documents:
         data = document.data
         items = data.get("items") if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") else None
-        for obj in items if isinstance(items, list) else [data]:
-            if isinstance(obj, dict) and is_crd(obj):
-                yield obj
+        found.extend(obj for obj in (items if isinstance(items, list) else [data]) if isinstance(obj, dict) and is_crd(obj))
+    return found, not loaded.problems
 
 
-def _made(crds: Sequence[dict[str, Any]]) -> Catalog | None:
+def _made(crds: Sequence[Skeleton | dict[str, Any]]) -> Catalog | None:
     if not crds:
         return None
     from ..policies.schemas.crd import Catalog

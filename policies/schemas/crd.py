@@ -24,7 +24,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
 if TYPE_CHECKING:
-    from typing import Any, Iterable, Mapping
+    from typing import Any, Callable, Iterable, Mapping
 
     from .form import Compiled
     from .validate import Problem
@@ -40,14 +40,57 @@ def is_crd(obj: Mapping[str, Any]) -> bool:
     return obj.get("kind") == CRD_KIND and obj.get("apiVersion") == CRD_API_VERSION
 
 
+class Skeleton:
+    """A CRD read without its schemas (`crd`: what names its kind and served versions), and how to read
+    the whole CRD when a schema of it is first needed (`full`; None where it cannot be read then)."""
+
+    __slots__ = ("crd", "full", "_later")
+
+    def __init__(self, crd: Mapping[str, Any], full: Callable[[], Mapping[str, Any] | None]) -> None:
+        self.crd, self.full = crd, full
+        self._later: dict[str, _Later] = {}
+
+    def later(self, version: str) -> _Later:
+        """A served version's schema, to be read (one object per version: catalogs sharing the skeleton share it)."""
+        found = self._later.get(version)
+        if found is None:
+            found = self._later[version] = _Later(self.full, version)
+        return found
+
+
+class _Later:
+    """A served version's schema, read from its whole CRD on first use (and kept: its id keys the compiled form)."""
+
+    __slots__ = ("full", "version", "read")
+
+    def __init__(self, full: Callable[[], Mapping[str, Any] | None], version: str) -> None:
+        self.full, self.version = full, version
+        self.read: dict[str, Any] | None = None
+
+    def schema(self) -> dict[str, Any]:
+        if self.read is None:
+            crd = self.full()
+            spec = crd.get("spec") if crd is not None else None
+            versions = spec.get("versions") if isinstance(spec, dict) else None
+            self.read = next((_schema_of(v) for v in versions if isinstance(v, dict) and v.get("name") == self.version),
+                             {}) if isinstance(versions, list) else {}
+        return self.read
+
+
+def _schema_of(version: Mapping[str, Any]) -> dict[str, Any]:
+    schema = version.get("schema")
+    found = schema.get("openAPIV3Schema") if isinstance(schema, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
 class Catalog:
     """The CRDs at hand: (apiVersion, kind) of each served version -> its schema, compiled on first use.
 
     The first CRD of a group and kind wins (a chart and a folder vendoring the same CRD).
     """
 
-    def __init__(self, crds: Iterable[Mapping[str, Any]] = ()) -> None:
-        self.schemas: dict[tuple[str, str], Any] = {}  # (apiVersion, kind) -> openAPIV3Schema
+    def __init__(self, crds: Iterable[Mapping[str, Any] | Skeleton] = ()) -> None:
+        self.schemas: dict[tuple[str, str], Any] = {}  # (apiVersion, kind) -> openAPIV3Schema (or its _Later)
         self.versions: dict[tuple[str, str], list[str]] = {}  # (group, kind) -> served versions
         self.sources: dict[tuple[str, str], str] = {}  # (group, kind) -> the CRD's name
         # id(schema), target version -> (the schema, kept alive while its id is a key; its compiled form):
@@ -59,7 +102,9 @@ class Catalog:
     def __bool__(self) -> bool:
         return bool(self.versions)
 
-    def add(self, crd: Mapping[str, Any]) -> None:
+    def add(self, crd: Mapping[str, Any] | Skeleton) -> None:
+        skeleton = crd if isinstance(crd, Skeleton) else None
+        crd = crd.crd if isinstance(crd, Skeleton) else crd
         spec = crd.get("spec")
         if not isinstance(spec, dict):
             return
@@ -79,13 +124,11 @@ class Catalog:
             if not isinstance(number, str):
                 continue
             served.append(number)
-            schema = version.get("schema")
-            found = schema.get("openAPIV3Schema") if isinstance(schema, dict) else None
-            self.schemas[(f"{group}/{number}", kind)] = found if isinstance(found, dict) else {}
+            self.schemas[(f"{group}/{number}", kind)] = _schema_of(version) if skeleton is None else skeleton.later(number)
         self.versions[(group, kind)] = served
         self.sources[(group, kind)] = name if isinstance(name, str) else f"{kind} ({group})"
 
-    def with_crds(self, crds: Iterable[Mapping[str, Any]]) -> Catalog:
+    def with_crds(self, crds: Iterable[Mapping[str, Any] | Skeleton]) -> Catalog:
         """A catalog of these CRDs (a render's own) first, then this one's."""
         more = Catalog(crds)
         if not more:
@@ -107,6 +150,8 @@ class Catalog:
         schema = self.schemas.get((api_version, kind))
         if schema is None:
             return None
+        if schema.__class__ is _Later:
+            schema = schema.schema()
         key = (id(schema), k8s_version)
         found = self._compiled.get(key)
         if found is None:
