@@ -38,6 +38,7 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple, Protocol, Seque
 from ...policies.autoscalers import is_horizontal_autoscaler, is_vpa, scale_target, vpa_target
 from ...policies.config import Settings
 from ...policies.kube import api_group, canonical_group, group_kind, pod_template_path
+from ...policies.links import DOCS
 from ...policies.live import (
     ADMISSION, APPLY_MODES, CLIENT, DEFAULT_FIELD_MANAGER, FORBIDDEN, SERVER, LiveCase, last_applied, redact, refusal_kind,
     secret_texts, status_message,
@@ -247,7 +248,7 @@ def _fatal(response: Response, doing: str) -> None:
         raise LiveError(f"--cluster: the API server refused the credentials (401 Unauthorized) to {doing}")
     if response.status == 403 and refusal_kind(response.body if isinstance(response.body, dict) else {}) != ADMISSION:
         raise LiveError(f"--cluster: not allowed to {doing}: {_said(response)} (the identity needs the rights of "
-                        "the chart's lint-reader role; see the README)")
+                        f"the chart's lint-reader role: {DOCS}live/#in-ci)")
     if response.status >= 500 or response.status == 0:
         raise LiveError(f"--cluster: the API server failed to {doing}: {_said(response)}")
 

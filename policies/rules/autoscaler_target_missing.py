@@ -135,7 +135,7 @@ def check_set(
                        f"(another unit: {unit})")
             yield index, Violation(ref_path + ("name",), message,
                                    "apply both together: move the autoscaler to the workload's unit, "
-                                   "or declare one unit for both (README: Apply units)")
+                                   "or declare one unit for both (docs: Apply units)")
             continue
         message = f"target {target.label()} is not defined in the manifests"
         hint = "fix the reference, add the workload, or list its kind in ignore-kinds"

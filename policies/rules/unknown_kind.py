@@ -2,8 +2,8 @@
 
 ## What it does
 Checks each object's `apiVersion` and `kind` against the built-in API of the target Kubernetes
-version (`--k8s-version`, or `kubernetes-version` in the configuration; see the README's
-Configuration section), offline, from the API's own OpenAPI schemas (`fieldwarden[schemas]`):
+version (`--k8s-version`, or `kubernetes-version` in the configuration), offline, from the API's
+own OpenAPI schemas (`fieldwarden[schemas]`):
 
 - an API version that was **removed** is reported on `apiVersion`, naming the version that
   removed it and its replacement (`extensions/v1beta1` Deployment: removed in 1.16, use
