@@ -1,0 +1,280 @@
+"""The quick start (docs/quickstart.md) run as written against a real kube-apiserver.
+
+The page shows the steps of docs/quickstart/quickstart.sh (pymdownx.snippets sections); this test
+runs the same sections, in order, with bash, from the repository's root, and checks what each
+prints and what the API server then holds. Only what needs kind and docker is not run: making the
+cluster, building and loading the image, deleting the cluster. In their place:
+
+- the cluster: tests/e2e/helm_release.py's (etcd, kube-apiserver with endpoint routing,
+  kube-controller-manager: Deployments, ReplicaSets, the endpoints, the HPA controller,
+  ServiceAccounts and namespace deletion are the real ones);
+- `helm`: a stand-in on PATH running Helm's own engine (helm-python-sdk) for the chart;
+- the node: tests/e2e/kubelet.py's stand-in, one per namespace, giving every pod this host's
+  address (so the Service's endpoints lead here) and deleting pods once they terminate;
+- the image: what the chart's pods would run (`fieldwarden serve` on this host's address, port
+  8443, with the serving Secret the chart made; `fieldwarden controller`), started after `install`,
+  as the pods would. The API server calls the webhook through the chart's Service and checks its
+  certificate against the chart's caBundle.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import os
+import re
+import socket
+import ssl
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+import yaml
+
+from fieldwarden.policies.config import Settings
+from fieldwarden.webhook.gate.process import gate_settings
+from tests.e2e.cluster import Cluster, ClusterOptions
+from tests.e2e.helm_release import RELEASES_CLUSTER, Helm
+from tests.e2e.install import Installation, container_args, replace_options
+from tests.e2e.kubectl import Kubectl, Result, find_kubectl
+from tests.e2e.kubelet import NODE, Kubelet
+from tests.e2e.processes import Process, wait_for
+from tests.helm.chart import REPO
+
+SCRIPT = REPO / "docs" / "quickstart" / "quickstart.sh"
+PAGE = REPO / "docs" / "quickstart.md"
+NOT_RUN = ("cluster", "image", "delete-cluster")  # kind and docker
+RUN = ("install", "wait", "certificate", "namespace", "gate", "image-update", "other-update", "autoscaler",
+       "deploy", "uninstall")
+MARK = re.compile(r"^# --8<-- \[(start|end):([a-z-]+)\]$")
+STEP_TIMEOUT = 240.0
+WEBHOOKS = ("readiness-gate.fieldwarden.io", "autoscaler-ownership.fieldwarden.io",
+            "image-only-pod-updates.fieldwarden.io")
+Obj = dict[str, Any]
+
+
+def sections(text: str) -> dict[str, str]:
+    """The script's steps by name, in order: the lines between `# --8<-- [start:NAME]` and `[end:NAME]`."""
+    found: dict[str, str] = {}
+    current: str | None = None
+    lines: list[str] = []
+    for line in text.splitlines():
+        mark = MARK.match(line)
+        if mark and mark.group(1) == "start":
+            assert current is None, f"step {mark.group(2)} starts inside step {current}"
+            current, lines = mark.group(2), []
+        elif mark:
+            assert current == mark.group(2), f"step {mark.group(2)} ends, but {current} was open"
+            found[current] = "\n".join(lines) + "\n"
+            current = None
+        elif current is not None:
+            lines.append(line)
+    assert current is None, f"step {current} never ends"
+    return found
+
+
+def test_every_step_of_the_script_is_on_the_page_and_run_here_unless_it_needs_kind() -> None:
+    steps = sections(SCRIPT.read_text())
+    assert set(steps) == set(RUN) | set(NOT_RUN)
+    assert [s for s in steps if s in RUN] == list(RUN)  # the order the test runs them in
+    included = re.findall(r'--8<-- "docs/quickstart/quickstart\.sh:([a-z-]+)"', PAGE.read_text())
+    assert included == list(steps)  # each step once, in the script's order
+    assert subprocess.run(["bash", "-n", str(SCRIPT)], capture_output=True).returncode == 0
+
+
+# --- the stand-ins -------------------------------------------------------------------------------
+
+
+def host_address() -> str | None:
+    """This host's non-loopback IPv4 address (Endpoints may not hold a loopback one), if it has one."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # no packet is sent: this only picks the outgoing address
+        except OSError:
+            return None
+        address = str(probe.getsockname()[0])
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
+class Node(Kubelet):
+    """The kubelet stand-in, which also finishes the deletion of a terminating pod, as a kubelet does."""
+
+    def _sync(self, pod: Obj) -> None:
+        meta = pod["metadata"]
+        if meta.get("deletionTimestamp"):
+            self.cluster.api.request("DELETE", f"/api/v1/namespaces/{self.namespace}/pods/{meta['name']}",
+                                     {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0,
+                                      "preconditions": {"uid": meta["uid"]}})
+            return
+        super()._sync(pod)
+
+
+class Shell:
+    """bash in the repository's root, with `helm` (the stand-in) and kubectl first on PATH."""
+
+    def __init__(self, cluster: Cluster, kubectl: Path, folder: Path) -> None:
+        tools = folder / "bin"
+        tools.mkdir(parents=True)
+        helm = tools / "helm"
+        helm.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m tests.e2e.helm_release "$@"\n')
+        helm.chmod(0o755)
+        (tools / "kubectl").symlink_to(kubectl)
+        self.env = {k: v for k, v in os.environ.items() if not k.upper().endswith("_PROXY")}
+        self.env.update(PATH=f"{tools}{os.pathsep}{os.environ.get('PATH', '')}", KUBECONFIG=str(cluster.kubeconfig),
+                        HOME=str(folder), PYTHONPATH=str(REPO), NO_PROXY="127.0.0.1,localhost")
+
+    def __call__(self, step: str, text: str) -> Result:
+        argv = ["bash", "-euo", "pipefail", "-c", text]
+        try:
+            done = subprocess.run(argv, cwd=REPO, env=self.env, capture_output=True, text=True, timeout=STEP_TIMEOUT)
+        except subprocess.TimeoutExpired as expired:
+            raise AssertionError(f"step {step} did not finish within {STEP_TIMEOUT:g} s: "
+                                 f"{expired.stdout!r} {expired.stderr!r}") from None
+        return Result([f"step {step}:\n{text}"], done.returncode, done.stdout, done.stderr)
+
+
+class Pods:
+    """What the chart's pods would run, here: the webhook on this host's address and one controller."""
+
+    def __init__(self, cluster: Cluster, kubectl: Kubectl, address: str, folder: Path) -> None:
+        self.cluster, self.kubectl, self.address, self.folder = cluster, kubectl, address, folder
+        self.webhook: Process | None = None
+        self.installation: Installation | None = None
+
+    def start(self) -> None:
+        listed = self.kubectl.json("get", "deployments,configmaps", "-n", "fieldwarden",
+                                   "-l", "app.kubernetes.io/instance=fieldwarden")
+        objects: list[Obj] = listed["items"]
+        config = yaml.safe_load(next(o for o in objects if o["kind"] == "ConfigMap")["data"]["config.yaml"]) or {}
+        condition_type, selector = gate_settings(Settings(config))
+        key, value = selector.split("=", 1)
+        self.installation = Installation(self.cluster, self.kubectl, self.folder, objects, condition_type, (key, value))
+        secret = self.kubectl.get("secret", "fieldwarden-webhook-tls", "fieldwarden")["data"]
+        tls = self.folder / "tls"  # the Secret as the pod mounts it
+        tls.mkdir()
+        for item in ("tls.crt", "tls.key"):
+            (tls / item).write_bytes(base64.b64decode(secret[item]))
+        ca = self.folder / "ca.crt"
+        ca.write_bytes(base64.b64decode(secret["ca.crt"]))
+        args = replace_options(container_args(self.installation.rendered("Deployment", "webhook")), {
+            "--bind": f"{self.address}:8443", "--cert-dir": str(tls),
+            "--config": str(self.installation.config_file())})
+        kubeconfig = self.installation.service_account_kubeconfig("webhook")
+        self.webhook = Process("fieldwarden-serve", [sys.executable, "-m", "fieldwarden", *args,
+                                                     f"--kubeconfig={kubeconfig}"],
+                               self.folder / "webhook.log", env=self.installation.environment(), cwd=self.folder).start()
+        webhook = self.webhook
+        wait_for(lambda: self.ready(ca), "the webhook's /readyz on this host's address", 60,
+                 failed=lambda: None if webhook.running() else f"it exited:\n{webhook.tail()}")
+        self.installation.start_controller("quickstart")
+
+    def ready(self, ca: Path) -> bool:
+        context = ssl.create_default_context(cafile=str(ca))
+        context.check_hostname = False  # the API server checks the name (the Service's); this only waits
+        connection = http.client.HTTPSConnection(self.address, 8443, context=context, timeout=2)
+        try:
+            connection.request("GET", "/readyz")
+            return connection.getresponse().status == 200
+        except (OSError, http.client.HTTPException):
+            return False
+        finally:
+            connection.close()
+
+    def logs(self, lines: int = 25) -> str:
+        parts = [f"----- fieldwarden-serve:\n{self.webhook.tail(lines)}"] if self.webhook else []
+        return "\n".join(parts + ([self.installation.logs(lines)] if self.installation else []))
+
+    def stop(self) -> None:
+        if self.installation is not None:
+            self.installation.stop()
+        if self.webhook is not None:
+            self.webhook.stop(grace=30)
+
+
+@pytest.fixture
+def quickstart(start_cluster: Callable[[ClusterOptions], Cluster], failure_logs: list[Any],
+               tmp_path: Path) -> Iterator[tuple[Cluster, Kubectl, Shell, Pods]]:
+    address = host_address()
+    if address is None:
+        pytest.skip("the quick start test needs a non-loopback IPv4 address on this host (Endpoints refuse 127/8)")
+    cluster = start_cluster(RELEASES_CLUSTER)
+    binary = find_kubectl(cluster.assets.kubectl)
+    if binary is None or cluster.controller_manager is None:
+        pytest.skip("the quick start test needs kubectl and kube-controller-manager")
+    kubectl = Kubectl(binary, cluster.kubeconfig, tmp_path / "kubectl-cache")
+    cluster.api.create("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}},
+                       exist_ok=True)
+    nodes = [Node(cluster, namespace, pod_ip=address).start() for namespace in ("fieldwarden", "demo")]
+    pods = Pods(cluster, kubectl, address, tmp_path / "pods")
+    pods.folder.mkdir()
+    failure_logs.append(pods)
+    try:
+        yield cluster, kubectl, Shell(cluster, binary, tmp_path), pods
+    finally:
+        Helm(cluster.kubeconfig, "fieldwarden").uninstall("fieldwarden")  # (gone already when the test passed)
+        pods.stop()
+        failure_logs.remove(pods)
+        for node in nodes:
+            node.stop()
+        assert all(node.error is None for node in nodes), [node.error for node in nodes]
+
+
+def test_the_quick_start_runs_as_written(quickstart: tuple[Cluster, Kubectl, Shell, Pods]) -> None:
+    cluster, kubectl, shell, pods = quickstart
+    steps = sections(SCRIPT.read_text())
+
+    def run(step: str, code: int = 0) -> Result:
+        done = shell(step, steps[step])
+        assert (done.code == 0) == (code == 0), str(done)
+        return done
+
+    assert "STATUS: deployed" in run("install").stdout
+    pods.start()  # the image, running
+    done = run("wait")
+    for name in ("fieldwarden-webhook", "fieldwarden-controller"):
+        assert f'deployment "{name}" successfully rolled out' in done.stdout, str(done)
+    wait_for(lambda: any(s.get("addresses") for s in kubectl.get("endpoints", "fieldwarden-webhook", "fieldwarden")
+                         .get("subsets") or []), "the webhook Service's endpoints", 30)
+
+    done = run("certificate")
+    assert sorted(line for line in done.stdout.splitlines() if "CA" in line) == sorted(
+        f"{name} trusts the release's CA" for name in WEBHOOKS), str(done)
+    assert "DNS:fieldwarden-webhook.fieldwarden.svc," in done.stdout and "notAfter=" in done.stdout, str(done)
+
+    run("namespace")  # (the ServiceAccount controller makes `default` a moment later, as in any cluster)
+    wait_for(lambda: kubectl("get", "serviceaccount", "default", "-n", "demo", check=False).code == 0,
+             "ServiceAccount demo/default", 30)
+
+    # FW402: the webhook (called by the API server through the Service, its certificate checked against
+    # the caBundle) adds the gate; the controller sets its condition, so the pod gets ready.
+    done = run("gate")
+    assert '[{"conditionType":"InPlaceUpdateReady"}]' in done.stdout and "pod/web condition met" in done.stdout, \
+        str(done)
+
+    # FW401: an image change passes, anything else is refused, naming the field.
+    assert "pod/web image updated" in run("image-update").stdout
+    assert kubectl.get("pod", "web", "demo")["spec"]["containers"][0]["image"] == "nginx:1.28"
+    done = run("other-update", code=1)
+    assert "FW401" in done.stderr and "spec.activeDeadlineSeconds" in done.stderr, str(done)
+    assert "activeDeadlineSeconds" not in kubectl.get("pod", "web", "demo")["spec"]
+
+    # FW403: the HPA scales to its minimum (3); a deploy of the manifest (2) keeps 3.
+    done = run("autoscaler")
+    assert "deployment.apps/api created" in done.stdout and "deployment.apps/api condition met" in done.stdout, \
+        str(done)
+    done = run("deploy")
+    assert done.stdout.splitlines()[-1] == "3" and "deployment.apps/api configured" in done.stdout, str(done)
+    assert "[FW403 autoscaler-owned-field-reset] kept spec.replicas=3" in done.stderr, str(done)
+    assert kubectl.get("deployment", "api", "demo")["spec"]["replicas"] == 3
+
+    # Removal: the release and both namespaces gone; the API server calls no webhook any more.
+    done = run("uninstall")
+    assert 'release "fieldwarden" uninstalled' in done.stdout and 'namespace "demo" deleted' in done.stdout, str(done)
+    for kind in ("mutatingwebhookconfiguration", "validatingwebhookconfiguration"):
+        gone = kubectl("get", kind, "fieldwarden", check=False)
+        assert gone.code == 1 and "NotFound" in gone.stderr, str(gone)
+    for namespace in ("demo", "fieldwarden"):
+        gone = kubectl("get", "namespace", namespace, check=False)
+        assert gone.code == 1 and "NotFound" in gone.stderr, str(gone)
