@@ -169,3 +169,55 @@ def test_the_image_installs_under_the_pins() -> None:
     assert re.search(r"^COPY [^\n]*constraints/", text, re.MULTILINE), "the Dockerfile does not copy constraints/"
     assert re.search(r"pip install[^\n]* -c constraints/webhook\.txt[^\n]* '\.\[webhook\]'", text), (
         "the Dockerfile does not install '.[webhook]' under constraints/webhook.txt")
+
+
+def test_the_pins_satisfy_one_another_as_far_as_the_installed_metadata_tells() -> None:
+    # Walk what '.[webhook]' brings in the image's environment; where this environment has a pinned
+    # version installed, its own requirements are known: each must be pinned, within its range.
+    pinned = pins()
+    environment = image_environment()
+    todo = [(r, set(r.extras)) for r in project_requirements("webhook") if applies(r, set(), environment)]
+    seen: set[str] = set()
+    read = 0
+    while todo:
+        requirement, extras = todo.pop()
+        name = canonicalize_name(requirement.name)
+        assert name in pinned, f"constraints/webhook.txt does not pin {name} (required as {requirement})"
+        assert requirement.specifier.contains(pinned[name], prereleases=True), (
+            f"constraints/webhook.txt pins {name}=={pinned[name]}, outside {requirement}")
+        key = f"{name}[{','.join(sorted(extras))}]"
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            installed = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        if Version(installed.version) != pinned[name]:
+            continue
+        read += 1
+        for line in installed.requires or []:
+            child = Requirement(line)
+            if applies(child, extras, environment):
+                todo.append((child, set(child.extras)))
+    assert read >= len(project_requirements("webhook")) // 2, f"only {read} pinned versions' metadata could be read"
+
+
+def test_the_constraints_are_for_the_images_python() -> None:
+    header = re.search(r"on CPython (\d+\.\d+)", CONSTRAINTS.read_text(encoding="utf-8"))
+    bases = set(re.findall(r"^FROM python:(\d+\.\d+)", DOCKERFILE.read_text(encoding="utf-8"), re.MULTILINE))
+    assert header and bases == {header.group(1)}, (
+        f"constraints/webhook.txt is resolved for CPython {header and header.group(1)}, the Dockerfile's stages "
+        f"use python:{sorted(bases)}")
+
+
+def test_the_dockerfile_copies_every_file_the_build_reads() -> None:
+    # `pip install .` in the image builds the sdist's way: pyproject's readme and license files and
+    # every package folder must be in the build context it copies (LICENSE was once missing).
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    needed = {project["project"]["readme"], *project["project"].get("license-files", [])}
+    needed |= {folder.split("/")[0] + "/" for folder in project["tool"]["setuptools"]["package-dir"].values()}
+    copied: set[str] = set()
+    for line in re.findall(r"^COPY (?!--from)([^\n]+)$", DOCKERFILE.read_text(encoding="utf-8"), re.MULTILINE):
+        copied |= set(line.split()[:-1])  # (folders are written `name/`)
+    assert needed <= copied, f"the Dockerfile does not copy {sorted(needed - copied)}"
