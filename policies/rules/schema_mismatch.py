@@ -16,19 +16,32 @@ offline (`fieldwarden[schemas]`), and reports one finding per problem, on the fi
   (not under `status`, which the API server does not take from a manifest; a Deployment's,
   StatefulSet's, DaemonSet's or ReplicaSet's missing `spec.selector` is FW101 selector-missing's
   finding, not repeated here);
-- a value outside an **enum**, where the schema carries one.
+- a value outside an **enum**, on the value's line, in the API server's words
+  (`spec.template.spec.containers[0].imagePullPolicy:`
+  `Unsupported value: "Allways": supported values: "Always", "IfNotPresent", "Never"`), with the
+  closest value as the hint. A CRD's `enum` is its schema's. For the built-in kinds, whose
+  OpenAPI v2 schemas carry no enums, the values come from a table taken from kube-apiserver
+  1.32's `/openapi/v3` (every `+enum` field: `imagePullPolicy`, `protocol`, `restartPolicy`, a
+  Service's `type`, a strategy's `type`, each item of a PVC's `accessModes`...). For a target
+  of **1.32 or older** an unsupported value is an error (a value added after an older release is
+  missed, never refused); for a **later target** (the default, 1.36) it is a **warning** naming
+  1.32 as the set checked, since a later release may have added the value (`--k8s-version 1.32`
+  makes it an error). An empty string (Go's zero value: the server defaults it as if unset) and
+  values under `status` are not reported.
 
 Paths are spelled as the API server spells them (list items by index, map keys in brackets,
 `metadata.labels[app]`). What is checked is what the schemas say: the API server's further
 validation (name syntax, value ranges, cross-field rules) is not repeated here; values are never
-printed for a wrong type, so a Secret's data stays out of the report. Objects of kinds that are
-not built in, and kinds FW601 reports, are not checked by this rule. The validation runs on
+printed for a wrong type, so a Secret's data stays out of the report (an enum's value is: it is
+one of a field's named options, or a typo of one). Objects of kinds that are not built in, and
+kinds FW601 reports, are not checked by this rule. The validation runs on
 plain files and on what Helm and kustomize render alike.
 
 ## Why is this bad?
-The API server refuses the object (`strict decoding error: unknown field`, `cannot unmarshal
-string into Go struct field`), or, with a client that does not validate strictly, silently drops
-the misspelt field: the setting the author meant is never applied.
+The API server refuses the object (`strict decoding error: unknown field`,
+`cannot unmarshal string into Go struct field`, `Unsupported value`), or, with a client that does
+not validate strictly, silently drops the misspelt field: the setting the author meant is never
+applied.
 
 ## Example
 ```yaml
@@ -37,6 +50,7 @@ the misspelt field: the setting the author meant is never applied.
         image: nginx
         ports:
         - containerPort: "8080"
+          protocol: tcp
         imagePullPolicyy: Always
 ```
 
@@ -47,6 +61,7 @@ the misspelt field: the setting the author meant is never applied.
         image: nginx
         ports:
         - containerPort: 8080
+          protocol: TCP
         imagePullPolicy: Always
 ```
 """
