@@ -125,11 +125,15 @@ def kustomization_folder_files(files: Iterable[str]) -> frozenset[str]:
 
     `kubectl apply -k`, Flux and Argo CD build the kustomization, never the folder's files one by
     one: a file it does not name (kubebuilder's commented-out `manager_webhook_patch.yaml`, a
-    spare patch) is no manifest of its own, only read by the renders that name it.
+    spare patch) is no manifest of its own, only read by the renders that name it. So are the files
+    of a `patches/` folder beside a kustomization (kubebuilder's `config/crd/patches/`, whose
+    `webhook_in_*.yaml` and `cainjection_in_*.yaml` the kustomization leaves commented out): CRD
+    and Deployment fragments, never applied alone.
     """
     listed = list(files)
     folders = {folder_of(f) for f in listed if f.rpartition("/")[2] in KUSTOMIZATION_NAMES}
-    return frozenset(f for f in listed if folder_of(f) in folders)
+    patches = tuple(("" if folder == "." else folder + "/") + "patches/" for folder in folders)
+    return frozenset(f for f in listed if folder_of(f) in folders or (patches and f.startswith(patches)))
 
 
 def chart_of(path: str, charts: Iterable[str]) -> str | None:

@@ -85,6 +85,25 @@ def test_every_file_of_a_kustomizations_folder_is_read_through_it() -> None:
              "config/default/sub/x.yaml", "config/samples/memcached.yaml", "kustomization.yml.bak"]
     assert kustomization_folder_files(files) == {"config/default/kustomization.yaml",
                                                  "config/default/manager_webhook_patch.yaml"}
+    beside = ["config/crd/kustomization.yaml", "config/crd/patches/webhook_in_x.yaml", "config/crd/patches/deep/y.yaml",
+              "config/crd/bases/x.yaml", "config/patches/z.yaml", "patches/top.yaml"]
+    assert kustomization_folder_files(beside) == {"config/crd/kustomization.yaml", "config/crd/patches/webhook_in_x.yaml",
+                                                  "config/crd/patches/deep/y.yaml"}
+    assert kustomization_folder_files(["kustomization.yaml", "patches/top.yaml", "other/patches/a.yaml"]) == {
+        "kustomization.yaml", "patches/top.yaml"}
+
+
+@needs_kustomize
+def test_kubebuilders_commented_out_crd_patches_are_no_objects_of_their_own(tmp_path: Path) -> None:
+    """kubeflow's notebook-controller crd/: FW602 said `spec.group: Required value` (and 5 more) on the
+    webhook and CA-injection fragments its kustomization leaves commented out."""
+    root = tmp_path / "notebooks"
+    shutil.copytree(REPOS / "notebook-controller-crd", root)
+    git_repo(root)
+    run = lint([], cwd=root)
+    assert (run.code, sorted({(f["file"], f["code"]) for f in run.findings})) == (
+        0, [("crd/bases/kubeflow.org_notebooks.yaml", "FW306")])
+    assert lint(["crd/patches/webhook_in_notebooks.yaml"], cwd=root).findings == []  # pre-commit on the fragment alone
 
 
 @needs_kustomize
