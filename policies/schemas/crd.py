@@ -14,7 +14,7 @@ met, the way the API server reads it:
   validates (as if it were absent: a required one is then missing), and so does `pruned_nulls`;
 - a required field with a `default` is filled by the server's defaulting first: not required here.
 
-Not checked offline (the README's "where the API server differs" list): value bounds and formats
+Not checked offline (docs/schema-validation.md, "where the API server differs"): value bounds and formats
 (`minimum`, `maxLength`, `pattern`, `format`), CEL rules (`x-kubernetes-validations`), list-type
 uniqueness. Pure: CRD dicts in, compiled forms and problems out; the built-in ObjectMeta comes
 from builtin.py (the schemas package), or stays open without it.

@@ -14,7 +14,7 @@ def test_group_kind_is_the_same_remembered_or_not() -> None:
 
 
 def test_an_api_version_no_type_could_have_is_answered_but_not_remembered() -> None:
-    """Any client may send a request: what it names must not stay in the process (README, Security)."""
+    """Any client may send a request: what it names must not stay in the process (docs/security.md)."""
     huge = "g" * 100_000 + "/v1"
     before = len(kube._GROUP_KINDS)
     assert kube.group_kind({"apiVersion": huge, "kind": "Widget"}) == ("g" * 100_000, "Widget")

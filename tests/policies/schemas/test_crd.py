@@ -34,7 +34,7 @@ def test_a_valid_widget_and_what_the_schema_leaves_open() -> None:
     assert said(widget(extra={"anything": [1, {"deep": True}]})) == []  # x-kubernetes-preserve-unknown-fields
     assert said(widget(note=None)) == []  # nullable
     assert said(widget(template={"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}, "spec": {"image": "a"}})) == []
-    assert said(widget(size=0)) == []  # minimum: not checked offline (README)
+    assert said(widget(size=0)) == []  # minimum: not checked offline (docs/schema-validation.md)
 
 
 def test_unknown_fields_everywhere_the_server_refuses_them() -> None:
