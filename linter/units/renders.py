@@ -344,12 +344,12 @@ def _tool(tool: str) -> str | None:
 def _find_tool(tool: str) -> str | None:
     if tool == KUSTOMIZE:
         from . import kustomize
-        from .tools import find_kustomize
+        from .tools import kustomize_identity
 
-        command = find_kustomize()
-        if not command:
+        identity = kustomize_identity()  # which kustomize would build, none run: a warm lint runs none
+        if identity is None:
             return None
-        return f"{command} {_stamp(command[0])} {_stamp(kustomize.__file__)}"
+        return f"{identity} {_stamp(kustomize.__file__)}"
     import importlib.util
 
     if importlib.util.find_spec("helm_python") is None:

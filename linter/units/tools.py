@@ -164,3 +164,31 @@ def find_kustomize(env: Mapping[str, str] | None = None) -> list[str] | None:
     if standalone is not None:
         return [str(standalone), "build"]
     return None
+
+
+def kustomize_identity(env: Mapping[str, str] | None = None) -> str | None:
+    """What `find_kustomize` depends on, as a string (for the render cache's key), without running
+    anything: the candidates' paths, sizes and times. None exactly when `find_kustomize` finds none.
+
+    Choosing between the user's kubectl and the bundled one runs the user's for its version; a warm
+    lint, whose renders all come from the cache, must not pay for that.
+    """
+    env = os.environ if env is None else env
+    explicit = _executable(env.get("KUSTOMIZE")) or _executable(env.get("KUBECTL"))
+    if explicit is not None:
+        return _identity(explicit)
+    bundled = _bundled()
+    users = [p for p in _on_path("kubectl", env.get("PATH")) if bundled is None or not _same_file(p, bundled)][:1]
+    candidates = users + ([bundled] if bundled is not None else [])
+    if not candidates:
+        standalone = _executable(shutil.which("kustomize", path=env.get("PATH")))
+        candidates = [standalone] if standalone is not None else []
+    return " ".join(_identity(path) for path in candidates) or None
+
+
+def _identity(path: Path) -> str:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return f"{path} ?"
+    return f"{path} {info.st_size}:{info.st_mtime_ns}"

@@ -40,7 +40,8 @@ def fake_kubectl(folder: Path, version_text: str, log: Path | None = None) -> Pa
     script = folder / "kubectl"
     otherwise = (f'echo "$@" >> "{log}"\nexec "{BUNDLED}" "$@"\n' if log is not None
                  else 'echo "fake kubectl: not for rendering" >&2\nexit 3\n')
-    script.write_text(f'#!/bin/sh\nif [ "$1" = version ]; then\nprintf "%s" \'{version_text}\'\nexit 0\nfi\n{otherwise}')
+    noted = f'echo "$@" >> "{log}"\n' if log is not None else ""
+    script.write_text(f'#!/bin/sh\nif [ "$1" = version ]; then\n{noted}printf "%s" \'{version_text}\'\nexit 0\nfi\n{otherwise}')
     script.chmod(0o755)
     return script
 
@@ -180,6 +181,24 @@ def test_a_lint_renders_with_the_kubectl_chosen(tmp_path: Path, user: str) -> No
     assert "Deployment/default/shop-web" in done.stdout  # kustomize's namePrefix: rendered
     assert "FW006" not in done.stdout and "not linted" not in done.stdout + done.stderr
     if user == "new":
-        assert log.read_text().split()[0] == "kustomize"
+        assert [line.split()[0] for line in log.read_text().splitlines()] == ["version", "kustomize"]
     else:
         assert not log.exists()
+
+
+@needs_bundled
+def test_a_warm_lint_runs_no_kubectl_not_even_for_its_version(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    fake = fake_kubectl(tmp_path / "new", NEW, log)
+    project = kustomize_project(tmp_path / "project")
+    path = os.pathsep.join([str(fake.parent), "/usr/bin", "/bin"])
+    first = run(["lint", "--format", "concise", "app"], path, project)
+    assert [line.split()[0] for line in log.read_text().splitlines()] == ["version", "kustomize"]
+    second = run(["lint", "--format", "concise", "app"], path, project)
+    assert (second.returncode, second.stdout) == (first.returncode, first.stdout) == (1, second.stdout)
+    assert "Deployment/default/shop-web" in second.stdout
+    assert [line.split()[0] for line in log.read_text().splitlines()] == ["version", "kustomize"]  # no new call
+    # a new kubectl of the user's (another file) is another renderer: the unit is rendered again
+    fake.write_text(fake.read_text() + "\n# changed\n")
+    run(["lint", "--format", "concise", "app"], path, project)
+    assert [line.split()[0] for line in log.read_text().splitlines()] == ["version", "kustomize"] * 2
