@@ -98,7 +98,7 @@ def test_kubebuilders_commented_out_crd_patches_are_no_objects_of_their_own(tmp_
     """kubeflow's notebook-controller crd/: FW602 said `spec.group: Required value` (and 5 more) on the
     webhook and CA-injection fragments its kustomization leaves commented out."""
     root = tmp_path / "notebooks"
-    shutil.copytree(REPOS / "notebook-controller-crd", root)
+    shutil.copytree(FIXTURES / "crds" / "notebook-controller", root)
     git_repo(root)
     run = lint([], cwd=root)
     assert (run.code, sorted({(f["file"], f["code"]) for f in run.findings})) == (
