@@ -44,8 +44,9 @@ Pods get what the server does to them: defaults (a subset: restartPolicy, dnsPol
 schedulerName, terminationGracePeriodSeconds, securityContext, enableServiceLinks,
 container imagePullPolicy/terminationMessage*/resources, requests from limits; priority
 and the two not-ready/unreachable tolerations from the default admission plugins),
-`status` reset to Pending with the computed `qosClass` on create, `metadata.generation`
-(1 on create, +1 when the spec changes), the main resource ignoring `status` and the
+`status` reset to Pending with the computed `qosClass` on create, no `metadata.generation`
+(v1.32 sets none on pods; later versions do), condition times `null` when not given (as Go
+serialises a zero `metav1.Time`), the main resource ignoring `status` and the
 status subresource ignoring `spec`, `ownerReferences` and `deletionTimestamp`
 (`podStatusStrategy`: labels and annotations *do* change through pods/status), and
 `ValidatePodUpdate`: containers cannot be added or removed, images must be non-empty
@@ -63,7 +64,8 @@ Not modelled: authentication/authorization (except a restarted server's 403s:
 `restart`), admission webhooks, server-side apply (`application/apply-patch+yaml`
 answers 415), managedFields (the `fieldManager` parameter is recorded, neither validated
 nor stored), pagination (`limit` is ignored, no `continue`),
-`resourceVersionMatch`/`sendInitialEvents`, graceful deletion (DELETE removes at once),
+`resourceVersionMatch`/`sendInitialEvents`, graceful deletion (DELETE removes at once; a pod is first
+marked with deletionTimestamp, a MODIFIED event, as an unscheduled pod is),
 finalizers, deletecollection, the other pod subresources (binding, eviction,
 ephemeralcontainers, resize, log: 404), generateName collisions, name validation, the
 gated-pod nodeSelector/affinity relaxations of ValidatePodUpdate, a restarting server's
@@ -412,6 +414,8 @@ def parse_label_selector(text: str) -> list[Requirement]:
             requirements.append(Requirement(match.group(1), operator, (match.group(3),)))
         elif match := _EXISTS.match(part):
             requirements.append(Requirement(match.group(2), "!" if match.group(1) else "exists"))
+        elif found := re.match(rf"^\s*{_KEY}\s+(?:in|notin)\s+([^\s(]+)", part):
+            raise ValueError(f"unable to parse requirement: found '{found.group(1)}' expected: '('")
         else:
             raise ValueError(f"unable to parse requirement: {part.strip()!r}")
     return requirements
@@ -693,6 +697,9 @@ def default_pod(pod: dict[str, Any]) -> None:
     spec.setdefault("securityContext", {})
     spec.setdefault("schedulerName", "default-scheduler")
     spec.setdefault("enableServiceLinks", True)
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        condition.setdefault("lastProbeTime", None)  # a zero metav1.Time is serialised as null
+        condition.setdefault("lastTransitionTime", None)
 
 
 def admit_pod_create(pod: dict[str, Any]) -> None:
@@ -709,6 +716,16 @@ def admit_pod_create(pod: dict[str, Any]) -> None:
 
 def validate_pod_create(pod: dict[str, Any]) -> list[FieldError]:
     spec = pod.get("spec") or {}
+    errors = validate_containers(spec)
+    if spec.get("ephemeralContainers"):
+        errors.append(forbidden("spec.ephemeralContainers", "cannot be set on create"))
+    if spec.get("nodeName") and spec.get("schedulingGates"):
+        errors.append(forbidden("spec.nodeName", "cannot be set until all schedulingGates have been cleared"))
+    return errors
+
+
+def validate_containers(spec: dict[str, Any]) -> list[FieldError]:
+    """`ValidatePodSpec`'s container checks (a subset), made on create and again on every update."""
     errors = []
     if not spec.get("containers"):
         errors.append(required("spec.containers"))
@@ -724,10 +741,6 @@ def validate_pod_create(pod: dict[str, Any]) -> list[FieldError]:
             names.add(name)
             if not container.get("image"):
                 errors.append(required(path + ".image"))
-    if spec.get("ephemeralContainers"):
-        errors.append(forbidden("spec.ephemeralContainers", "cannot be set on create"))
-    if spec.get("nodeName") and spec.get("schedulingGates"):
-        errors.append(forbidden("spec.nodeName", "cannot be set until all schedulingGates have been cleared"))
     return errors
 
 
@@ -754,8 +767,12 @@ def _differences(old: Any, new: Any, path: str) -> list[str]:
 
 
 def validate_pod_update(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
-    """`ValidatePodUpdate`'s spec rules (the diff after the message is not Go's cmp.Diff)."""
-    errors: list[FieldError] = []
+    """`ValidatePodUpdate`'s spec rules (the diff after the message is not Go's cmp.Diff).
+
+    The new spec is validated first, as on create, so an image emptied by an update is reported
+    twice (two causes, one message), and removing the last container adds `spec.containers:
+    Required value`, as kube-apiserver v1.32 does (tests/e2e/test_fake_vs_real.py)."""
+    errors: list[FieldError] = validate_containers(new.get("spec") or {})
     new_spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
     for field in ("containers", "initContainers"):
         new_list, old_list = new_spec.get(field) or [], old_spec.get(field) or []
@@ -1256,7 +1273,6 @@ class FakeApiServer:
         for field in ("deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
             meta.pop(field, None)
         if collection == POD:
-            meta["generation"] = 1
             default_pod(obj)
             admit_pod_create(obj)
             spec = obj["spec"]
@@ -1335,8 +1351,6 @@ class FakeApiServer:
                     errors.append(invalid_value("status.qosClass", new_status.get("qosClass"), "field is immutable"))
             else:  # podStrategy.PrepareForUpdate
                 new["status"] = copy.deepcopy(old.get("status") or {})
-                if new.get("spec") != old.get("spec"):
-                    meta["generation"] = int(old_meta.get("generation") or 0) + 1
                 errors += validate_pod_update(new, old)
         elif collection == LEASE:
             errors += validate_lease(new)
@@ -1398,6 +1412,12 @@ class FakeApiServer:
             raise conflict(info, name, f"Precondition failed: ResourceVersion in precondition: "
                                        f"{preconditions['resourceVersion']}, ResourceVersion in object meta: "
                                        f"{old['metadata']['resourceVersion']}")
+        if collection == POD:  # graceful deletion with no grace: stored marked first (a MODIFIED event)
+            marked = copy.deepcopy(old)
+            marked["metadata"].update(deletionTimestamp=now(), deletionGracePeriodSeconds=0)
+            if params.get("dryRun") != "All":
+                self._record(collection, "MODIFIED", marked, old)
+            old = marked
         if params.get("dryRun") != "All":
             del self._objects[collection][(namespace, name)]
             self._record(collection, "DELETED", old, copy.deepcopy(old))

@@ -136,9 +136,12 @@ def test_a_selector_watch_turns_leaving_into_deleted_and_entering_into_added(qui
 
     stream = watch.Watch().stream(v1.list_namespaced_pod, NS, label_selector="app=web",
                                   resource_version=listed.metadata.resource_version, timeout_seconds=2)
-    events = [(e["type"], e["raw_object"]) for _, e in zip(range(4), stream)]
+    events = [(e["type"], e["raw_object"]) for _, e in zip(range(5), stream)]
     assert [(t, o["metadata"]["name"]) for t, o in events] == [("DELETED", "a"), ("ADDED", "b"), ("MODIFIED", "b"),
-                                                                ("DELETED", "b")]
+                                                                ("MODIFIED", "b"), ("DELETED", "b")]
+    # A pod's deletion is graceful: first marked (deletionTimestamp, no grace: it never ran), then gone.
+    assert events[3][1]["metadata"]["deletionGracePeriodSeconds"] == 0 and events[3][1]["metadata"]["deletionTimestamp"]
+    assert events[4][1]["metadata"]["deletionTimestamp"] == events[3][1]["metadata"]["deletionTimestamp"]
     # The pod that left comes with its previous content, at the resourceVersion of the change.
     assert events[0][1]["metadata"]["labels"] == {"app": "web"}
     assert events[0][1]["metadata"]["resourceVersion"] == left.metadata.resource_version
@@ -182,7 +185,8 @@ def test_smp_on_conditions_merges_by_type_and_leaves_ready_to_the_kubelet(api: F
                                    _content_type=SMP)
     after = api.wait_for_pod(NS, "web", is_ready)  # the kubelet recomputed Ready
     assert [c["type"] for c in after["status"]["conditions"]].count(GATE) == 1
-    assert condition(after, GATE) == {"type": GATE, "status": "True", "reason": "Draining"}  # merged, not replaced
+    assert condition(after, GATE) == {"type": GATE, "status": "True", "reason": "Draining",  # merged, not replaced
+                                      "lastProbeTime": None, "lastTransitionTime": None}  # (Go's zero times)
     assert all(GATE not in w.what for w in api.kubelet.writes)
 
 
@@ -202,7 +206,7 @@ def test_resource_version_is_a_precondition_and_no_op_patches_change_nothing(qui
     v1 = core(quiet)
     created = v1.create_namespaced_pod(NS, pod("web"))
     current = created.metadata.resource_version
-    assert created.metadata.generation == 1 and created.status.phase == "Pending"
+    assert created.metadata.generation is None and created.status.phase == "Pending"  # v1.32: pods have none
 
     code, body = failure(v1.patch_namespaced_pod, "web", NS,
                          {"metadata": {"resourceVersion": "1"}, "spec": {"containers": [{"name": "app", "image": "nginx:2"}]}},
@@ -214,7 +218,7 @@ def test_resource_version_is_a_precondition_and_no_op_patches_change_nothing(qui
     updated = v1.patch_namespaced_pod("web", NS, {"metadata": {"resourceVersion": current},
                                                   "spec": {"containers": [{"name": "app", "image": "nginx:2"}]}},
                                       _content_type=SMP)
-    assert int(updated.metadata.resource_version) > int(current) and updated.metadata.generation == 2
+    assert int(updated.metadata.resource_version) > int(current) and updated.metadata.generation is None
 
     events_before = quiet.resource_version
     same = v1.patch_namespaced_pod("web", NS, {"spec": {"containers": [{"name": "app", "image": "nginx:2"}]}},
@@ -441,7 +445,7 @@ def test_ready_follows_every_readiness_gate(api: FakeApiServer) -> None:
 
 def test_a_pod_added_without_start_is_left_alone(api: FakeApiServer) -> None:
     stored = api.add_pod({**pod("elsewhere"), "status": {"phase": "Running"}}, start=False)
-    assert stored["metadata"]["generation"] == 1 and stored["spec"]["restartPolicy"] == "Always"
+    assert "generation" not in stored["metadata"] and stored["spec"]["restartPolicy"] == "Always"
     api.add_pod(pod("here"))
     api.wait_for_pod(NS, "here", is_ready)
     assert api.pod(NS, "elsewhere")["status"] == {"phase": "Running"}
