@@ -2,7 +2,8 @@
 
 The page shows the steps of docs/quickstart/quickstart.sh (pymdownx.snippets sections); this test
 runs the same sections, in order, with bash, from the repository's root, and checks what each
-prints and what the API server then holds. Only what needs kind and docker is not run: making the
+prints (every line of the `console` block the page shows after a step, `...` matching anything) and
+what the API server then holds. Only what needs kind and docker is not run: making the
 cluster, building and loading the image, deleting the cluster. In their place:
 
 - the cluster: tests/e2e/helm_release.py's (etcd, kube-apiserver with endpoint routing,
@@ -75,12 +76,31 @@ def sections(text: str) -> dict[str, str]:
     return found
 
 
+def shown(page: str) -> dict[str, list[str]]:
+    """The lines of the `console` blocks the page shows after each step (up to the next step), stripped."""
+    found: dict[str, list[str]] = {}
+    step = None
+    for block in re.finditer(r'--8<-- "docs/quickstart/quickstart\.sh:([a-z-]+)"|```console\n(.*?)```', page, re.S):
+        if block.group(1):
+            step = block.group(1)
+        elif step is not None:
+            found.setdefault(step, []).extend(line.strip() for line in block.group(2).splitlines() if line.strip())
+    return found
+
+
+def printed(expected: str, output: str) -> bool:
+    """Whether a line of the page (`...`: anything) is a line of the output."""
+    pattern = ".*".join(re.escape(part) for part in expected.split("..."))
+    return any(re.fullmatch(pattern, line.strip()) for line in output.splitlines())
+
+
 def test_every_step_of_the_script_is_on_the_page_and_run_here_unless_it_needs_kind() -> None:
     steps = sections(SCRIPT.read_text())
     assert set(steps) == set(RUN) | set(NOT_RUN)
     assert [s for s in steps if s in RUN] == list(RUN)  # the order the test runs them in
     included = re.findall(r'--8<-- "docs/quickstart/quickstart\.sh:([a-z-]+)"', PAGE.read_text())
     assert included == list(steps)  # each step once, in the script's order
+    assert set(shown(PAGE.read_text())) <= set(RUN)  # the output shown is output checked
     assert subprocess.run(["bash", "-n", str(SCRIPT)], capture_output=True).returncode == 0
 
 
@@ -225,9 +245,13 @@ def test_the_quick_start_runs_as_written(quickstart: tuple[Cluster, Kubectl, She
     cluster, kubectl, shell, pods = quickstart
     steps = sections(SCRIPT.read_text())
 
+    page = shown(PAGE.read_text())
+
     def run(step: str, code: int = 0) -> Result:
         done = shell(step, steps[step])
         assert (done.code == 0) == (code == 0), str(done)
+        missing = [line for line in page.get(step, []) if not printed(line, done.stdout + done.stderr)]
+        assert missing == [], f"the page shows lines that step {step} did not print: {missing}\n{done}"
         return done
 
     assert "STATUS: deployed" in run("install").stdout
