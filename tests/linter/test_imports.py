@@ -37,7 +37,7 @@ spec:
 
 def imported(args: list[str], cwd: Path, codes: tuple[int, ...] = (0, 1)) -> set[str]:
     """Every module a `python -X importtime ARGS` run imported (top-level package names too)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "COVERAGE_"))}  # (.ci/coverage's)
     done = subprocess.run([sys.executable, "-X", "importtime", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode in codes, done.stderr
@@ -165,7 +165,7 @@ DEFERRED = (
 
 def _loaded_by(code: str, cwd: Path) -> set[str]:
     """sys.modules at the end of `python -c CODE` (run as pre-commit runs the console script)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "COVERAGE_"))}  # (.ci/coverage's)
     listing = cwd.parent / f"{cwd.name}-modules.txt"
     dump = f"open({str(listing)!r}, 'w').write('\\n'.join(sys.modules))"
     # (a lint may end with os._exit: fieldwarden/cli.py's _exit_now; the listing is written first)
