@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import ssl
 import urllib.parse
 from dataclasses import dataclass
@@ -126,8 +127,11 @@ class Log:
 
 
 def first_line(message: Any) -> Any:
-    """A message without what follows its first line: ValidatePodUpdate's Go cmp.Diff, which the fake only sketches."""
-    return message.split("\n", 1)[0] if isinstance(message, str) else message
+    """A message without what follows its first line (ValidatePodUpdate's Go cmp.Diff, which the fake only
+    sketches), and without the stored object's own uid or resourceVersion (a delete precondition's)."""
+    if not isinstance(message, str):
+        return message
+    return re.sub(r"in record \([^)]*\)", "in record (the object's)", message.split("\n", 1)[0])
 
 
 def pick(obj: Any, path: str) -> Any:
@@ -275,7 +279,42 @@ def leases(api: Wire, ns: str, log: Log) -> None:
     assert created["metadata"]["uid"] and created["metadata"]["creationTimestamp"]
 
 
+def request_errors(api: Wire, ns: str, log: Log) -> None:
+    pods = f"/api/v1/namespaces/{ns}/pods"
+    log.answer("create", api("POST", pods, pod("web")))
+    log.answer("patch as plain JSON", api("PATCH", f"{pods}/web", {"metadata": {}}, "application/json"))
+    log.answer("patch as text", api("PATCH", f"{pods}/web", {"metadata": {}}, "text/plain"))
+    log.answer("delete with another resourceVersion", api("DELETE", f"{pods}/web", {
+        "apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"resourceVersion": "1"}}))
+    log.answer("merge patch not an object", api("PATCH", f"{pods}/web", [1], MERGE))
+    log.answer("strategic merge patch not an object", api("PATCH", f"{pods}/web", [1], SMP))
+    log.answer("create with a resourceVersion", api("POST", pods, {**pod("x"), "metadata": {"name": "x",
+                                                                                           "resourceVersion": "5"}}))
+    log.answer("create in another namespace", api("POST", pods, {**pod("y"), "metadata": {"name": "y",
+                                                                                         "namespace": "elsewhere"}}))
+    log.answer("create without a name", api("POST", pods, {**pod("z"), "metadata": {}}))
+    log.answer("put under another name", api("PUT", f"{pods}/web", pod("other")))
+    log.answer("put a missing pod", api("PUT", f"{pods}/nobody", pod("nobody")))
+    log.answer("resourceVersion not a number", api("PATCH", f"{pods}/web", {"metadata": {"resourceVersion": "abc"}},
+                                                   MERGE))
+    log.answer("delete with another uid", api("DELETE", f"{pods}/web", {
+        "apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": "00000000-0000-0000-0000-000000000000"}}))
+    log.answer("qosClass through status", api("PATCH", f"{pods}/web/status", {"status": {"qosClass": "Guaranteed"}},
+                                              MERGE))
+    log.answer("dry-run create", api("POST", pods, pod("dry"), dryRun="All"), "metadata.name", "status.phase")
+    log.answer("dry-run create not stored", api("GET", f"{pods}/dry"))
+    log.answer("dry-run patch", api("PATCH", f"{pods}/web", {"metadata": {"labels": {"d": "1"}}}, MERGE, dryRun="All"),
+               "metadata.labels")
+    log.answer("dry-run patch not stored", api("GET", f"{pods}/web"), "metadata.labels")
+    leases = f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
+    log.answer("lease with a negative duration", api("POST", leases, {
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "bad"},
+        "spec": {"holderIdentity": "a", "leaseDurationSeconds": -1}}))
+
+
 SCENARIOS: dict[str, tuple[Scenario, list[int]]] = {
+    "request errors": (request_errors, [201, 415, 415, 409, 400, 400, 500, 400, 422, 400, 404, 500, 409, 422, 201, 404, 200, 200,
+                                        422]),
     "pod writes, preconditions and validation": (pod_writes_preconditions_and_validation,
                                                  [201, 404, 409, 409, 200, 200, 200, 422, 200, 422, 422, 422, 200,
                                                   200, 404]),

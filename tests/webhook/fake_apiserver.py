@@ -266,6 +266,18 @@ def conflict(info: Collection, name: str, why: str = OPTIMISTIC_LOCK) -> ApiErro
                                 _details(info, name)))
 
 
+def _omit_empty_maps(meta: dict[str, Any]) -> None:
+    """Empty labels and annotations are not stored (Go maps with omitempty)."""
+    for field in ("labels", "annotations"):
+        if meta.get(field) == {}:
+            del meta[field]
+
+
+def _json_type(value: Any) -> str:
+    """What Go's encoding/json calls a JSON value's type in its errors."""
+    return {list: "array", str: "string", bool: "bool", int: "number", float: "number"}.get(type(value), "object")
+
+
 def bad_request(message: str) -> ApiError:
     return ApiError(400, status(400, "BadRequest", message))
 
@@ -1264,7 +1276,7 @@ class FakeApiServer:
         if not name:
             raise invalid(info.kind, info.group, "", [required("metadata.name", "name or generateName is required")])
         if meta.get("resourceVersion"):
-            raise bad_request("resourceVersion should not be set on objects to be created")
+            raise internal("resourceVersion should not be set on objects to be created")  # v1.32: a 500
         if (namespace, name) in self._objects[collection]:
             raise already_exists(info, name)
         # rest.BeforeCreate / FillObjectMetaSystemFields
@@ -1272,6 +1284,7 @@ class FakeApiServer:
         meta["creationTimestamp"] = now()
         for field in ("deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
             meta.pop(field, None)
+        _omit_empty_maps(meta)
         if collection == POD:
             default_pod(obj)
             admit_pod_create(obj)
@@ -1326,7 +1339,7 @@ class FakeApiServer:
                 raise invalid(info.resource, info.group, name,
                               [invalid_value("metadata.resourceVersion", GoRaw("0x0"), "must be specified for an update")])
         elif not version.isdigit():
-            raise bad_request(f"invalid resource version: {version}")  # not checked against the real wording
+            raise internal(f'strconv.ParseUint: parsing {_quote(version)}: invalid syntax')  # v1.32: a 500
         elif version != old_meta["resourceVersion"]:
             raise conflict(info, name)
         # rest.BeforeUpdate: system fields come from the stored object.
@@ -1335,6 +1348,7 @@ class FakeApiServer:
             if field in old_meta:
                 meta[field] = copy.deepcopy(old_meta[field])
         meta["resourceVersion"] = old_meta["resourceVersion"]
+        _omit_empty_maps(meta)
         errors: list[FieldError] = []
         if collection == POD:
             default_pod(new)
@@ -1377,15 +1391,15 @@ class FakeApiServer:
         if media == APPLY_PATCH:
             raise ApiError(415, status(415, "UnsupportedMediaType",
                                        "server-side apply (application/apply-patch+yaml) is not implemented by this test fake"))
-        if media not in accepted:
-            raise ApiError(415, status(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
-                                                                     "accepted media types include: " + ", ".join(accepted)))
+        if media not in accepted:  # (kube-apiserver v1.32 says no more, though the handler lists the types)
+            raise ApiError(415, status(415, "UnsupportedMediaType", "415: Unsupported Media Type"))
         if media == JSON_PATCH:
             def produce(current: dict[str, Any]) -> Any:
                 return json_patch(current, patch)
         elif media == MERGE_PATCH:
             if not isinstance(patch, dict):
-                raise bad_request("Invalid JSON Patch")
+                raise bad_request(f"error decoding patch: json: cannot unmarshal {_json_type(patch)} into Go value of "
+                                  "type map[string]interface {}")
 
             def produce(current: dict[str, Any]) -> Any:
                 return merge_patch(current, patch)
@@ -1405,13 +1419,16 @@ class FakeApiServer:
         if old is None:
             raise not_found(info, name)
         preconditions = (options or {}).get("preconditions") or {} if isinstance(options, dict) else {}
-        if preconditions.get("uid") and preconditions["uid"] != old["metadata"]["uid"]:
-            raise conflict(info, name, f"Precondition failed: UID in precondition: {preconditions['uid']}, UID in object "
-                                       f"meta: {old['metadata']['uid']}")
-        if preconditions.get("resourceVersion") and preconditions["resourceVersion"] != old["metadata"]["resourceVersion"]:
-            raise conflict(info, name, f"Precondition failed: ResourceVersion in precondition: "
-                                       f"{preconditions['resourceVersion']}, ResourceVersion in object meta: "
-                                       f"{old['metadata']['resourceVersion']}")
+        # rest.BeforeDelete: a Conflict on the Kind (`Pod "web"`, `Lease.coordination.k8s.io "x"`).
+        on_kind = f"{info.kind}.{info.group}" if info.group else info.kind
+        details = {k: v for k, v in {"name": name, "group": info.group, "kind": info.kind}.items() if v}
+        for field, record, why in (("uid", "UID", "deleted and then recreated"),
+                                   ("resourceVersion", "ResourceVersion", "modified")):
+            if preconditions.get(field) and preconditions[field] != old["metadata"][field]:
+                raise ApiError(409, status(409, "Conflict", f"Operation cannot be fulfilled on {on_kind} {_quote(name)}: "
+                                           f"the {record} in the precondition ({preconditions[field]}) does not match the "
+                                           f"{record} in record ({old['metadata'][field]}). The object might have been "
+                                           f"{why}", details))
         if collection == POD:  # graceful deletion with no grace: stored marked first (a MODIFIED event)
             marked = copy.deepcopy(old)
             marked["metadata"].update(deletionTimestamp=now(), deletionGracePeriodSeconds=0)

@@ -240,9 +240,7 @@ def test_patch_types_and_their_failures(quiet: FakeApiServer) -> None:
 
     code, body = raw(quiet, "PATCH", "/api/v1/namespaces/shop/pods/web", {"metadata": {}}, content_type="application/json")
     assert code == 415 and body["reason"] == "UnsupportedMediaType"
-    assert body["message"].startswith("the body of the request was in an unknown format - accepted media types include: "
-                                      "application/json-patch+json, application/merge-patch+json, "
-                                      "application/strategic-merge-patch+json")
+    assert body["message"] == "415: Unsupported Media Type"  # as kube-apiserver v1.32 answers (tests/e2e/test_fake_vs_real.py)
 
     patched = v1.patch_namespaced_pod("web", NS, {"metadata": {"labels": {"app": None, "new": "1"}}}, _content_type=MERGE)
     assert patched.metadata.labels == {"new": "1"}
