@@ -13,7 +13,7 @@ Collections (one resourceVersion counter is shared by every change of all of the
 - autoscaler inventory, read-only: `GET /apis/autoscaling/v2/horizontalpodautoscalers` and
   `GET /apis/autoscaling.k8s.io/v1/verticalpodautoscalers` (all namespaces; also the
   namespaced collection and single objects). The VPA paths answer 404 while the "CRD"
-  is not installed.
+  is not installed, in text (`404 page not found`), as for any group nobody serves.
 - pods (core v1): list/watch (`/api/v1/pods`, `/api/v1/namespaces/{ns}/pods`), `GET`,
   `POST` (create), `PUT` and `PATCH` (strategic-merge, merge and JSON patch), `DELETE`
   (immediate), and the `status` subresource (`GET`/`PUT`/`PATCH`).
@@ -880,6 +880,12 @@ def _route(path: str) -> Route | None:
     return None
 
 
+def _group_not_served(path: str) -> bool:
+    """A path under /apis/ of a group the fake has no collection of: kube-apiserver's mux answers it, in text."""
+    segments = path.split("/")
+    return len(segments) > 2 and segments[1] == "apis" and segments[2] not in {i.group for i in COLLECTIONS.values()}
+
+
 FAILURES = {403: "Forbidden", 404: "NotFound", 409: "Conflict", 500: ""}  # what fail_once can answer
 
 
@@ -890,9 +896,10 @@ def _rbac_forbidden(route: Route, method: str, is_watch: bool) -> dict[str, Any]
                                      "PUT": "update"}.get(method, method.lower())
     scope = f'in the namespace "{route.namespace}"' if route.namespace else "at the cluster scope"
     named = f' "{route.name}"' if route.name else ""
+    resource = f"{info.resource}/{route.subresource}" if route.subresource else info.resource
     return status(403, "Forbidden", (
         f'{info.qualified}{named} is forbidden: User "system:serviceaccount:fake:fake" cannot '
-        f'{verb} resource "{info.resource}" in API group "{info.group}" {scope}'))
+        f'{verb} resource "{resource}" in API group "{info.group}" {scope}'))
 
 
 class FakeApiServer:
@@ -1492,13 +1499,14 @@ class FakeApiServer:
             except ValueError as exc:
                 body_error = f"error decoding request body: {exc}"
 
-        def answer(code: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        def answer(code: int, payload: dict[str, Any] | str, headers: dict[str, str] | None = None) -> None:
             self.calls.append(Call(collection, is_watch, version, params, code, method, parts.path, content_type, body,
                                    route.namespace if route else None, route.name if route else None,
                                    route.subresource if route else None, user_agent))
-            data = json.dumps(payload).encode()
+            text = isinstance(payload, str)  # (the mux's own 404 is text)
+            data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
             handler.send_response(code)
-            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Type", "text/plain; charset=utf-8" if text else "application/json")
             handler.send_header("Content-Length", str(len(data)))
             for header, text in (headers or {}).items():
                 handler.send_header(header, text)
@@ -1524,6 +1532,8 @@ class FakeApiServer:
             if method == "GET" and parts.path.rstrip("/") == "/api/v1":  # discovery (Helm asks before a `lookup`)
                 return answer(200, _core_discovery())
             if route is None or collection is None or (collection == VPA and not self._crd):
+                if collection == VPA or _group_not_served(parts.path):  # no handler for the group at all
+                    return answer(404, "404 page not found\n")
                 return answer(404, status(404, "NotFound", "the server could not find the requested resource"))
             info = COLLECTIONS[collection]
             if route.subresource is not None and route.subresource not in info.subresources:

@@ -42,7 +42,7 @@ def refused(call: Any, *args: Any) -> tuple[int, dict[str, Any]]:
                       "please apply your changes to the latest version and try again"),
     (500, None, "etcdserver: request timed out"),
     (403, "Forbidden", 'pods "web" is forbidden: User "system:serviceaccount:fake:fake" cannot patch resource '
-                       '"pods" in API group "" in the namespace "shop"'),
+                       '"pods/status" in API group "" in the namespace "shop"'),
 ])
 def test_the_chosen_request_fails_once_with_the_servers_status_and_changes_nothing(
         api: FakeApiServer, code: int, reason: str | None, message: str) -> None:
