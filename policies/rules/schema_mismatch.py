@@ -26,8 +26,10 @@ offline (`fieldwarden[schemas]`), and reports one finding per problem, on the fi
   of **1.32 or older** an unsupported value is an error (a value added after an older release is
   missed, never refused); for a **later target** (the default, 1.36) it is a **warning** naming
   1.32 as the set checked, since a later release may have added the value (`--k8s-version 1.32`
-  makes it an error). An empty string (Go's zero value: the server defaults it as if unset) and
-  values under `status` are not reported.
+  makes it an error). An empty string (Go's zero value: the server defaults it as if unset),
+  values under `status`, and the fields of features off by default in 1.32 (`procMount`,
+  `supplementalGroupsPolicy`, an `image` volume's `pullPolicy`: the server drops them whatever
+  they hold) are not reported.
 
 Paths are spelled as the API server spells them (list items by index, map keys in brackets,
 `metadata.labels[app]`). What is checked is what the schemas say: the API server's further

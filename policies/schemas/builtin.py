@@ -202,14 +202,15 @@ _CACHE_FOLDERS: dict[tuple[str, str], str | None] = {}
 def cache_name(definitions: str, table: str) -> str:
     """The name of a version's cache folder: the definitions file's folder, size and time (another
     kubernetes-validate release is compiled again), the enum table's size and time (so is a changed
-    table; one that is missing counts as empty) and the compiled form's FORMAT. Raises OSError
-    without the definitions."""
+    table; one that is missing counts as empty) with the fields it leaves out (enums.DROPPED), and the
+    compiled form's FORMAT. Raises OSError without the definitions."""
     status = os.stat(definitions)
     try:
         extra = os.stat(table)
         enum_stamp = f"{extra.st_size}.{extra.st_mtime_ns}"
     except OSError:
         enum_stamp = "0"
+    enum_stamp += f".{crc32(repr(sorted(enums.DROPPED.items())).encode()):08x}"
     return (f"{os.path.basename(os.path.dirname(definitions))}-{status.st_size}-{int(status.st_mtime)}-{enum_stamp}"
             f"-{FORMAT}")
 

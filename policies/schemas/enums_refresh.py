@@ -3,7 +3,8 @@
     python3 -m fieldwarden.policies.schemas.enums_refresh --kubeconfig K [--kubectl kubectl] [--output FILE]
 
 Reads the server's version and every document its /openapi/v3 lists, through kubectl (which takes the
-kubeconfig as given: this command holds no credentials), and writes enums.render's text to FILE
+kubeconfig as given: this command holds no credentials), but those of the groups that CRDs or
+aggregated API servers serve (not built in), and writes enums.render's text to FILE
 (default: the shipped table, enums.TABLE). Run it against the kube-apiserver in ../shared/kube
 started with every API version served (`start-apiserver -- --runtime-config=api/all=true`), as
 tests/e2e/test_enum_table.py does; the output is sorted, so a second run writes the same bytes.
@@ -33,8 +34,24 @@ def fetch(kubectl: str, kubeconfig: str, path: str) -> Any:
 def table_text(kubectl: str, kubeconfig: str) -> str:
     """The table's file text for the server the kubeconfig points at."""
     version = fetch(kubectl, kubeconfig, "/version").get("gitVersion", "")
-    paths = sorted(fetch(kubectl, kubeconfig, "/openapi/v3").get("paths", {}))
+    others = not_built_in(fetch(kubectl, kubeconfig, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"),
+                          fetch(kubectl, kubeconfig, "/apis/apiregistration.k8s.io/v1/apiservices"))
+    paths = built_in_paths(fetch(kubectl, kubeconfig, "/openapi/v3").get("paths", {}), others)
     return render(extract(fetch(kubectl, kubeconfig, f"/openapi/v3/{path}") for path in paths), version)
+
+
+def not_built_in(crds: Any, apiservices: Any) -> set[str]:
+    """The API groups a server serves through CRDs or aggregated API servers (an APIService with a
+    service), from the two lists' JSON."""
+    groups = {item.get("spec", {}).get("group") for item in crds.get("items", [])}
+    groups.update(item.get("spec", {}).get("group") for item in apiservices.get("items", [])
+                  if item.get("spec", {}).get("service"))
+    return {group for group in groups if isinstance(group, str)}
+
+
+def built_in_paths(paths: Any, others: set[str]) -> list[str]:
+    """The /openapi/v3 document paths (`api/v1`, `apis/apps/v1`...) of the built-in groups, sorted."""
+    return sorted(path for path in paths if not (path.startswith("apis/") and path.split("/")[1] in others))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

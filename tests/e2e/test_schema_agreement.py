@@ -107,6 +107,7 @@ CASES = [
     Case("pod-dnspolicy-invalid", ("spec.dnsPolicy",)),
     Case("pod-toleration-operator-invalid", ("spec.tolerations[0].operator",)),
     Case("pod-mountpropagation-empty", (), EMPTY, ("spec.containers[0].volumeMounts.mountPropagation",)),
+    Case("pod-feature-gated-values"),  # enum fields of features off by default: any value passes (enums.DROPPED)
     Case("pod-runasuser-string", ("spec.containers[0].securityContext.runAsUser",)),
     Case("pod-hostnetwork-string", ("spec.hostNetwork",)),
     Case("pod-volume-unknown-field", ("spec.volumes[0].sizeLimit",)),

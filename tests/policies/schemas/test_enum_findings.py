@@ -94,6 +94,14 @@ def test_valid_and_empty_values_and_status_are_not_reported(tmp_path: Path) -> N
         (8, 5, 'spec.accessModes[1]: Unsupported value: ')]
 
 
+def test_fields_a_default_server_drops_take_any_value(tmp_path: Path) -> None:
+    # (features off by default in 1.32: the server drops the field whatever it holds; enums.DROPPED)
+    text = DEPLOYMENT.replace("      restartPolicy: Sometimes\n", "      securityContext: {supplementalGroupsPolicy: Merged}\n")
+    text = text.replace("imagePullPolicy: Allways", "securityContext: {procMount: Unmask}")
+    write(tmp_path, "web.yaml", text)
+    assert [f[1] for f in findings(tmp_path, "--k8s-version", "1.32", "web.yaml")] == [9, 21]  # strategy, protocol
+
+
 def test_a_crds_enum_stays_an_error_whatever_the_target(tmp_path: Path) -> None:
     crd = """\
 apiVersion: apiextensions.k8s.io/v1
