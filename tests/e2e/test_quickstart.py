@@ -37,6 +37,7 @@ import yaml
 from fieldwarden.policies.config import Settings
 from fieldwarden.webhook.gate.process import gate_settings
 from tests.e2e.cluster import Cluster, ClusterOptions
+from tests.e2e.conftest import unavailable
 from tests.e2e.helm_release import RELEASES_CLUSTER, Helm
 from tests.e2e.install import Installation, container_args, replace_options
 from tests.e2e.kubectl import Kubectl, Result, find_kubectl
@@ -218,11 +219,11 @@ def quickstart(start_cluster: Callable[[ClusterOptions], Cluster], failure_logs:
                tmp_path: Path) -> Iterator[tuple[Cluster, Kubectl, Shell, Pods]]:
     address = host_address()
     if address is None:
-        pytest.skip("the quick start test needs a non-loopback IPv4 address on this host (Endpoints refuse 127/8)")
+        unavailable("the quick start test needs a non-loopback IPv4 address on this host (Endpoints refuse 127/8)")
     cluster = start_cluster(RELEASES_CLUSTER)
     binary = find_kubectl(cluster.assets.kubectl)
     if binary is None or cluster.controller_manager is None:
-        pytest.skip("the quick start test needs kubectl and kube-controller-manager")
+        unavailable("the quick start test needs kubectl and kube-controller-manager")
     kubectl = Kubectl(binary, cluster.kubeconfig, tmp_path / "kubectl-cache")
     cluster.api.create("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}},
                        exist_ok=True)
