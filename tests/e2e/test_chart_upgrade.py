@@ -13,6 +13,12 @@ time would: reissued by the same CA); an upgrade that renames the Service's DNS 
 (`clusterDomain`: reissued for the new names, same CA); the CA Secret deleted, then an upgrade (a new
 CA everywhere); uninstall (the Secrets and the webhook configurations gone).
 
+And the certificate in use: a second release whose webhook runs on this host behind its Service
+(tests/e2e/host_pods.py) is upgraded twice (renewal due; Service renamed); each time the reissued
+Secret is written into the "pod's" volume, the running webhook serves it within the chart's
+`--tls-reload-seconds` without a restart, and the API server, calling it through the Service with
+the unchanged caBundle, accepts it (a dry-run pod gets FW402's gate).
+
 Not done here, as the fake tests do: moving the Secret's `fieldwarden.io/not-after` annotation by
 hand. Helm 4 upgrades with server-side apply, so a field another manager wrote (`kubectl annotate`)
 makes the upgrade fail with a conflict on that annotation: a user who edits the Secret by hand
@@ -23,15 +29,20 @@ from __future__ import annotations
 
 import base64
 import datetime
+import uuid
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
 from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 
 from tests.e2e.cluster import Cluster, ClusterOptions
 from tests.e2e.conftest import unavailable
 from tests.e2e.helm_release import RELEASES_CLUSTER, Helm
+from tests.e2e.host_pods import Node, host_address, mount_secret, register_node, serve_webhook, served_certificate
 from tests.e2e.kubectl import Kubectl, find_kubectl
+from tests.e2e.processes import wait_for
 
 RELEASE = NAMESPACE = "fieldwarden-upgrade"  # the name holds the chart's: objects are "fieldwarden-upgrade-..."
 CA_SECRET, TLS_SECRET = f"{RELEASE}-webhook-ca", f"{RELEASE}-webhook-tls"
@@ -149,3 +160,58 @@ def test_helm_uninstall_removes_the_secrets_and_the_webhook_configurations(
         assert done.code == 1 and "NotFound" in done.stderr, str(done)
     assert kubectl("get", "secrets", "-n", NAMESPACE, "-o", "name").stdout.strip() == ""  # Helm's release records too
 
+
+
+# --- the reissued certificate, served and trusted --------------------------------------------------
+
+SERVED = "fieldwarden-served"  # a release of its own, whose webhook runs on this host (tests/e2e/host_pods.py)
+
+
+def gated(cluster: Cluster, namespace: str) -> bool:
+    """Whether the API server, creating a pod (dry run), called the release's mutating webhook: FW402's gate is
+    only there if it did, over TLS to the Service's name, trusting the caBundle (failurePolicy Ignore hides a failure)."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"probe-{uuid.uuid4().hex[:6]}"},
+           "spec": {"containers": [{"name": "app", "image": "registry.example/app:1"}]}}
+    created = cluster.api.request("POST", f"/api/v1/namespaces/{namespace}/pods", pod, query={"dryRun": "All"})
+    assert created.ok, created.body
+    return bool(created.body["spec"].get("readinessGates"))
+
+
+def test_the_api_server_trusts_each_reissued_certificate_the_running_webhook_picks_up(
+        releases: tuple[Cluster, Kubectl], tmp_path: Path) -> None:
+    cluster, kubectl = releases
+    address = host_address()
+    if address is None:
+        unavailable("this test needs a non-loopback IPv4 address on this host (Endpoints refuse 127/8)")
+    helm = Helm(cluster.kubeconfig, SERVED)
+    register_node(cluster)
+    node = Node(cluster, SERVED, pod_ip=address).start()
+    probe = f"e2e-served-{uuid.uuid4().hex[:5]}"
+    cluster.ensure_namespace(probe)
+    webhook = None
+    try:
+        helm.install(SERVED)
+        webhook = serve_webhook(cluster, kubectl, SERVED, SERVED, address, tmp_path / "pod")
+        wait_for(lambda: gated(cluster, probe), "the API server to call the webhook through its Service", 60)
+        ca = tmp_path / "pod" / "ca.crt"
+
+        for values in ({"tls": {"selfSigned": {"certValidityDays": 3650, "renewBeforeDays": 1900}}},  # renewal due
+                       {"clusterDomain": "corp.internal"}):  # the Service's names change
+            before = served_certificate(address, ca)
+            helm.upgrade(SERVED, values)
+            secret = kubectl.get("secret", f"{SERVED}-webhook-tls", SERVED)["data"]
+            new = base64.b64decode(secret["tls.crt"])
+            mount_secret(secret, tmp_path / "pod" / "tls")  # as the kubelet updates the pod's volume
+            wanted = x509.load_pem_x509_certificate(new).public_bytes(serialization.Encoding.DER)
+            assert wanted != before, values
+            # Served within the chart's --tls-reload-seconds (5), no restart; and the API server accepts it.
+            wait_for(lambda: served_certificate(address, ca) == wanted, "the webhook to serve the new certificate", 30)
+            assert webhook.running()
+            assert gated(cluster, probe), values
+    finally:
+        if webhook is not None:
+            webhook.stop(grace=30)
+        helm.uninstall(SERVED)
+        node.stop()
+        cluster.api.request("DELETE", f"/api/v1/namespaces/{probe}")
+    assert node.error is None, node.error

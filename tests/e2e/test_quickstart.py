@@ -20,12 +20,8 @@ cluster, building and loading the image, deleting the cluster. In their place:
 
 from __future__ import annotations
 
-import base64
-import http.client
 import os
 import re
-import socket
-import ssl
 import subprocess
 import sys
 from pathlib import Path
@@ -39,9 +35,9 @@ from fieldwarden.webhook.gate.process import gate_settings
 from tests.e2e.cluster import Cluster, ClusterOptions
 from tests.e2e.conftest import unavailable
 from tests.e2e.helm_release import RELEASES_CLUSTER, Helm
-from tests.e2e.install import Installation, container_args, replace_options
+from tests.e2e.host_pods import Node, host_address, register_node, serve_webhook
+from tests.e2e.install import Installation
 from tests.e2e.kubectl import Kubectl, Result, find_kubectl
-from tests.e2e.kubelet import NODE, Kubelet
 from tests.e2e.processes import Process, wait_for
 from tests.helm.chart import REPO
 
@@ -69,7 +65,7 @@ def sections(text: str) -> dict[str, str]:
             current, lines = mark.group(2), []
         elif mark:
             assert current == mark.group(2), f"step {mark.group(2)} ends, but {current} was open"
-            found[current] = "\n".join(lines) + "\n"
+            found[mark.group(2)] = "\n".join(lines) + "\n"
             current = None
         elif current is not None:
             lines.append(line)
@@ -108,30 +104,6 @@ def test_every_step_of_the_script_is_on_the_page_and_run_here_unless_it_needs_ki
 # --- the stand-ins -------------------------------------------------------------------------------
 
 
-def host_address() -> str | None:
-    """This host's non-loopback IPv4 address (Endpoints may not hold a loopback one), if it has one."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            probe.connect(("192.0.2.1", 9))  # no packet is sent: this only picks the outgoing address
-        except OSError:
-            return None
-        address = str(probe.getsockname()[0])
-    return None if address.startswith("127.") or address == "0.0.0.0" else address
-
-
-class Node(Kubelet):
-    """The kubelet stand-in, which also finishes the deletion of a terminating pod, as a kubelet does."""
-
-    def _sync(self, pod: Obj) -> None:
-        meta = pod["metadata"]
-        if meta.get("deletionTimestamp"):
-            self.cluster.api.request("DELETE", f"/api/v1/namespaces/{self.namespace}/pods/{meta['name']}",
-                                     {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0,
-                                      "preconditions": {"uid": meta["uid"]}})
-            return
-        super()._sync(pod)
-
-
 class Shell:
     """bash in the repository's root, with `helm` (the stand-in) and kubectl first on PATH."""
 
@@ -157,7 +129,8 @@ class Shell:
 
 
 class Pods:
-    """What the chart's pods would run, here: the webhook on this host's address and one controller."""
+    """What the chart's pods would run, here: the webhook on this host's address (tests/e2e/host_pods.py) and
+    one controller (tests/e2e/install.py's, with the Deployment's arguments)."""
 
     def __init__(self, cluster: Cluster, kubectl: Kubectl, address: str, folder: Path) -> None:
         self.cluster, self.kubectl, self.address, self.folder = cluster, kubectl, address, folder
@@ -165,6 +138,8 @@ class Pods:
         self.installation: Installation | None = None
 
     def start(self) -> None:
+        self.webhook = serve_webhook(self.cluster, self.kubectl, "fieldwarden", "fieldwarden", self.address,
+                                     self.folder / "webhook")
         listed = self.kubectl.json("get", "deployments,configmaps", "-n", "fieldwarden",
                                    "-l", "app.kubernetes.io/instance=fieldwarden")
         objects: list[Obj] = listed["items"]
@@ -172,36 +147,7 @@ class Pods:
         condition_type, selector = gate_settings(Settings(config))
         key, value = selector.split("=", 1)
         self.installation = Installation(self.cluster, self.kubectl, self.folder, objects, condition_type, (key, value))
-        secret = self.kubectl.get("secret", "fieldwarden-webhook-tls", "fieldwarden")["data"]
-        tls = self.folder / "tls"  # the Secret as the pod mounts it
-        tls.mkdir()
-        for item in ("tls.crt", "tls.key"):
-            (tls / item).write_bytes(base64.b64decode(secret[item]))
-        ca = self.folder / "ca.crt"
-        ca.write_bytes(base64.b64decode(secret["ca.crt"]))
-        args = replace_options(container_args(self.installation.rendered("Deployment", "webhook")), {
-            "--bind": f"{self.address}:8443", "--cert-dir": str(tls),
-            "--config": str(self.installation.config_file())})
-        kubeconfig = self.installation.service_account_kubeconfig("webhook")
-        self.webhook = Process("fieldwarden-serve", [sys.executable, "-m", "fieldwarden", *args,
-                                                     f"--kubeconfig={kubeconfig}"],
-                               self.folder / "webhook.log", env=self.installation.environment(), cwd=self.folder).start()
-        webhook = self.webhook
-        wait_for(lambda: self.ready(ca), "the webhook's /readyz on this host's address", 60,
-                 failed=lambda: None if webhook.running() else f"it exited:\n{webhook.tail()}")
         self.installation.start_controller("quickstart")
-
-    def ready(self, ca: Path) -> bool:
-        context = ssl.create_default_context(cafile=str(ca))
-        context.check_hostname = False  # the API server checks the name (the Service's); this only waits
-        connection = http.client.HTTPSConnection(self.address, 8443, context=context, timeout=2)
-        try:
-            connection.request("GET", "/readyz")
-            return connection.getresponse().status == 200
-        except (OSError, http.client.HTTPException):
-            return False
-        finally:
-            connection.close()
 
     def logs(self, lines: int = 25) -> str:
         parts = [f"----- fieldwarden-serve:\n{self.webhook.tail(lines)}"] if self.webhook else []
@@ -225,8 +171,7 @@ def quickstart(start_cluster: Callable[[ClusterOptions], Cluster], failure_logs:
     if binary is None or cluster.controller_manager is None:
         unavailable("the quick start test needs kubectl and kube-controller-manager")
     kubectl = Kubectl(binary, cluster.kubeconfig, tmp_path / "kubectl-cache")
-    cluster.api.create("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}},
-                       exist_ok=True)
+    register_node(cluster)
     nodes = [Node(cluster, namespace, pod_ip=address).start() for namespace in ("fieldwarden", "demo")]
     pods = Pods(cluster, kubectl, address, tmp_path / "pods")
     pods.folder.mkdir()

@@ -1503,10 +1503,10 @@ class FakeApiServer:
             self.calls.append(Call(collection, is_watch, version, params, code, method, parts.path, content_type, body,
                                    route.namespace if route else None, route.name if route else None,
                                    route.subresource if route else None, user_agent))
-            text = isinstance(payload, str)  # (the mux's own 404 is text)
+            plain = isinstance(payload, str)  # (the mux's own 404 is text)
             data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
             handler.send_response(code)
-            handler.send_header("Content-Type", "text/plain; charset=utf-8" if text else "application/json")
+            handler.send_header("Content-Type", "text/plain; charset=utf-8" if plain else "application/json")
             handler.send_header("Content-Length", str(len(data)))
             for header, text in (headers or {}).items():
                 handler.send_header(header, text)
