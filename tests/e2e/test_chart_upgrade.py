@@ -20,9 +20,9 @@ Secret is written into the "pod's" volume, the running webhook serves it within 
 the unchanged caBundle, accepts it (a dry-run pod gets FW402's gate).
 
 Not done here, as the fake tests do: moving the Secret's `fieldwarden.io/not-after` annotation by
-hand. Helm 4 upgrades with server-side apply, so a field another manager wrote (`kubectl annotate`)
-makes the upgrade fail with a conflict on that annotation: a user who edits the Secret by hand
-gets the same.
+hand. A release Helm 4 installed (helm-python-sdk is Helm 4.2) is upgraded with server-side
+apply, so a field another manager wrote (`kubectl annotate`) makes the upgrade fail with a conflict
+on that annotation: a user who edits the Secret by hand gets the same (docs/helm.md says so).
 """
 
 from __future__ import annotations
