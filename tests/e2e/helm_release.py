@@ -5,8 +5,8 @@
     helm.upgrade("fieldwarden", {...})              # `lookup` reads the installed Secrets back, as `helm upgrade` does
     helm.uninstall("fieldwarden")
 
-and `main(argv)`: the subset of the `helm` command line the quick start uses (`install`, `upgrade`,
-`uninstall`, `status`; `--namespace/-n`, `--create-namespace`, `--set`, `--values/-f`), for
+and `main(argv)`: the subset of the `helm` command line the quick start uses (`install`, `uninstall`;
+`--namespace/-n`, `--create-namespace`, `--set`), for
 tests/e2e/test_quickstart.py, which puts a `helm` that runs it first on PATH: no helm binary is
 needed, and the chart is rendered and applied by the same Go code the helm binary runs.
 """
@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import helm_python as helm
-import yaml
 
 from tests.e2e.cluster import ClusterOptions
 from tests.helm.chart import CHART, chart
@@ -59,11 +58,6 @@ class Helm:
         with self._config() as config:
             config.uninstall(release, ignore_not_found=True)
 
-    def status(self, release: str) -> Obj:
-        with self._config() as config:
-            found: Obj = dict(config.status(release))
-        return found
-
 
 # --- `helm` on the command line -------------------------------------------------------------------
 
@@ -84,15 +78,12 @@ def merge(into: Obj, more: Obj) -> None:
 def parser() -> argparse.ArgumentParser:
     cli = argparse.ArgumentParser(prog="helm")
     actions = cli.add_subparsers(dest="action", required=True)
-    for action in ("install", "upgrade"):
-        sub = actions.add_parser(action)
-        sub.add_argument("release")
-        sub.add_argument("chart")
-        sub.add_argument("--create-namespace", action="store_true")
-        sub.add_argument("--set", action="append", default=[])
-        sub.add_argument("--values", "-f", action="append", default=[])
-    for action in ("uninstall", "status"):
-        actions.add_parser(action).add_argument("release")
+    install = actions.add_parser("install")
+    install.add_argument("release")
+    install.add_argument("chart")
+    install.add_argument("--create-namespace", action="store_true")
+    install.add_argument("--set", action="append", default=[])
+    actions.add_parser("uninstall").add_argument("release")
     for sub in actions.choices.values():
         sub.add_argument("--namespace", "-n", default="default")
         sub.add_argument("--kubeconfig")
@@ -104,27 +95,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     kubeconfig = Path(args.kubeconfig or os.environ["KUBECONFIG"])
     client = Helm(kubeconfig, args.namespace)
     try:
-        if args.action in ("install", "upgrade"):
+        if args.action == "install":
             if Path(args.chart).resolve() != CHART:
                 print(f"Error: this stand-in installs {CHART} only, not {args.chart}", file=sys.stderr)
                 return 1
             values: Obj = {}
-            for path in args.values:
-                merge(values, yaml.safe_load(Path(path).read_text()) or {})
             for assignment in args.set:
                 set_value(values, assignment)
-            if args.action == "install":
-                done = client.install(args.release, values, create_namespace=args.create_namespace)
-            else:
-                done = client.upgrade(args.release, values)
+            done = client.install(args.release, values, create_namespace=args.create_namespace)
             print(f"NAME: {done['name']}\nNAMESPACE: {done['namespace']}\nSTATUS: {done['status']}\n"
                   f"REVISION: {done['revision']}")
-        elif args.action == "uninstall":
+        else:
             client.uninstall(args.release)
             print(f'release "{args.release}" uninstalled')
-        else:
-            done = client.status(args.release)
-            print(f"NAME: {done['name']}\nSTATUS: {done['status']}\nREVISION: {done['revision']}")
     except helm.HelmError as error:
         print(f"Error: {error}", file=sys.stderr)
         return 1
