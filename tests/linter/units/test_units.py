@@ -359,6 +359,7 @@ def test_a_flux_kustomization_naming_a_kustomization_gives_it_the_target_namespa
 def test_a_missing_renderer_makes_each_kustomization_an_fw007(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(renders, "_TOOLS", {})
     monkeypatch.setattr(tools, "find_kustomize", lambda env=None: None)
+    monkeypatch.setattr(tools, "kustomize_identity", lambda env=None: None)  # (what the render cache keys by)
     root = git_repo(tmp_path, dict(KUSTOMIZE_TREE))
     run = lint([], cwd=root)
     assert run.code == 1
