@@ -14,6 +14,7 @@ needed, and the chart is rendered and applied by the same Go code the helm binar
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import os
 import sys
 from pathlib import Path
@@ -26,10 +27,13 @@ from tests.helm.chart import CHART, chart
 
 # One cluster for the Helm releases of the e2e suite: a release owns cluster-wide objects (its webhook
 # configurations, ClusterRoles) that the `fieldwarden` fixture's installation also makes, so releases
-# live apart from it. Endpoint routing: the API server dials a Service's endpoints, not its cluster
-# IP (nothing routes cluster IPs here), so a webhook served on this host answers for the chart's Service.
+# live apart from it. Its Services get ClusterIPs on loopback (Linux routes all of 127/8 to `lo`), and
+# the API server calls a webhook's Service at `https://<ClusterIP>:<port>`: a process of the test
+# listening there answers for the chart's Service (tests/e2e/host_pods.py), and no traffic leaves loopback.
+# (The flag follows the harness's own --service-cluster-ip-range, so it is the one that counts.)
+SERVICE_RANGE = ipaddress.IPv4Network("127.100.0.0/16")
 RELEASES_CLUSTER = ClusterOptions(controller_manager=True, name="helm-releases",
-                                  apiserver_flags=("--enable-aggregator-routing=true",))
+                                  apiserver_flags=(f"--service-cluster-ip-range={SERVICE_RANGE}",))
 Obj = dict[str, Any]
 
 

@@ -1,21 +1,25 @@
-"""A node for the chart's pods on this host: the API server reaches their Service here.
+"""The chart's webhook pod, run by the test where the API server calls the chart's Service.
 
-The test clusters have no kubelet and no network for pods. `Node(cluster, namespace,
-pod_ip=host_address())` is tests/e2e/kubelet.py's stand-in giving every pod this host's own address,
-so the endpoints controller puts that address behind the pods' Services, and an API server run with
-endpoint routing (`--enable-aggregator-routing`, tests/e2e/helm_release.py's cluster) calls a webhook
-served here for the chart's Service, checking its certificate for the Service's name. It also
+The test clusters have no kubelet and no network for pods. tests/e2e/helm_release.py's cluster gives
+Services ClusterIPs in 127.100.0.0/16, and its API server calls a webhook's `clientConfig.service` at
+`https://<ClusterIP>:<port>`, checking the certificate for `<service>.<namespace>.svc`. Linux routes
+all of 127/8 to the loopback interface, so `serve_webhook(...)` runs what the webhook pod would
+(`fieldwarden serve` with the Deployment's arguments, the serving Secret written where the pod mounts
+it, the ConfigMap's configuration, a token of the Deployment's ServiceAccount) on the Service's own
+ClusterIP and port (`service_address`): the API server reaches it through the chart's Service, and no
+traffic leaves loopback. The port is the chart's, 443: binding it needs root or CAP_NET_BIND_SERVICE
+(`check_can_serve`).
+
+`Node(cluster, namespace)`: tests/e2e/kubelet.py's stand-in (pods bound, Running and Ready, with
+made-up IPs nothing dials, so Deployments roll out and the Service gets endpoints), which also
 finishes the deletion of a terminating pod, as a kubelet does, so namespaces can be deleted.
-
-`serve_webhook(...)`: what the webhook pod would run, on that address: `fieldwarden serve` with the
-Deployment's arguments, the serving Secret written where the pod mounts it, the ConfigMap's
-configuration and a token of the Deployment's ServiceAccount.
 """
 
 from __future__ import annotations
 
 import base64
 import http.client
+import ipaddress
 import socket
 import ssl
 import sys
@@ -23,25 +27,37 @@ from pathlib import Path
 from typing import Any
 
 from tests.e2e.cluster import Cluster
+from tests.e2e.conftest import unavailable
+from tests.e2e.helm_release import SERVICE_RANGE
 from tests.e2e.install import container_args, replace_options
 from tests.e2e.kubectl import Kubectl
 from tests.e2e.kubelet import NODE, Kubelet
 from tests.e2e.processes import Process, wait_for
 from tests.webhook.live import clean_environment
 
-WEBHOOK_PORT = 8443  # the chart's containerPort: the Service's endpoints name it
+SERVICE_PORT = 443  # the chart's webhook Service port, which its webhook configurations name
+Address = tuple[str, int]
 Obj = dict[str, Any]
 
 
-def host_address() -> str | None:
-    """This host's non-loopback IPv4 address (Endpoints may not hold a loopback one), if it has one."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+def check_can_serve() -> None:
+    """Skip (fail under FIELDWARDEN_REQUIRE_E2E=1) unless this process can listen on a Service's port."""
+    with socket.socket() as probe:
         try:
-            probe.connect(("192.0.2.1", 9))  # no packet is sent: this only picks the outgoing address
-        except OSError:
-            return None
-        address = str(probe.getsockname()[0])
-    return None if address.startswith("127.") or address == "0.0.0.0" else address
+            probe.bind((str(SERVICE_RANGE[-2]), SERVICE_PORT))
+        except OSError as error:
+            unavailable(f"this test serves the chart's webhook on its Service's ClusterIP (in {SERVICE_RANGE}) and "
+                        f"port {SERVICE_PORT}, which this process cannot bind ({error.strerror}): run it as root "
+                        "or with CAP_NET_BIND_SERVICE")
+
+
+def service_address(kubectl: Kubectl, namespace: str, release: str) -> Address:
+    """The ClusterIP and port of the release's webhook Service: where the API server calls the webhook."""
+    spec = kubectl.get("service", f"{release}-webhook", namespace)["spec"]
+    address = spec["clusterIP"]
+    assert ipaddress.IPv4Address(address) in SERVICE_RANGE, f"ClusterIP {address} is outside {SERVICE_RANGE}"
+    assert [port["port"] for port in spec["ports"]] == [SERVICE_PORT], spec["ports"]
+    return address, SERVICE_PORT
 
 
 def register_node(cluster: Cluster) -> None:
@@ -72,22 +88,22 @@ def mount_secret(data: Obj, folder: Path, items: tuple[str, ...] = ("tls.crt", "
     return folder
 
 
-def served_certificate(address: str, ca: Path) -> bytes | None:
+def served_certificate(address: Address, ca: Path) -> bytes | None:
     """The DER certificate the webhook on `address` serves, verified against `ca` (None if it does not answer)."""
     context = ssl.create_default_context(cafile=str(ca))
     context.check_hostname = False  # the API server checks the Service's name; this reads what is served
     try:
-        with socket.create_connection((address, WEBHOOK_PORT), timeout=2) as raw:
+        with socket.create_connection(address, timeout=2) as raw:
             with context.wrap_socket(raw) as tls:
                 return tls.getpeercert(binary_form=True)
     except (OSError, ssl.SSLError):
         return None
 
 
-def readyz(address: str, ca: Path) -> bool:
+def readyz(address: Address, ca: Path) -> bool:
     context = ssl.create_default_context(cafile=str(ca))
     context.check_hostname = False
-    connection = http.client.HTTPSConnection(address, WEBHOOK_PORT, context=context, timeout=2)
+    connection = http.client.HTTPSConnection(*address, context=context, timeout=2)
     try:
         connection.request("GET", "/readyz")
         return connection.getresponse().status == 200
@@ -97,7 +113,7 @@ def readyz(address: str, ca: Path) -> bool:
         connection.close()
 
 
-def serve_webhook(cluster: Cluster, kubectl: Kubectl, namespace: str, release: str, address: str,
+def serve_webhook(cluster: Cluster, kubectl: Kubectl, namespace: str, release: str, address: Address,
                   folder: Path) -> Process:
     """`fieldwarden serve` as the release's webhook pod runs it, on `address`; returns once /readyz answers."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -111,7 +127,8 @@ def serve_webhook(cluster: Cluster, kubectl: Kubectl, namespace: str, release: s
     account = deployment["spec"]["template"]["spec"]["serviceAccountName"]
     kubeconfig = cluster.write_kubeconfig(folder / "webhook.kubeconfig",
                                           token=cluster.service_account_token(namespace, account), namespace=namespace)
-    args = replace_options(container_args(deployment), {"--bind": f"{address}:{WEBHOOK_PORT}", "--cert-dir": str(tls),
+    host, port = address
+    args = replace_options(container_args(deployment), {"--bind": f"{host}:{port}", "--cert-dir": str(tls),
                                                         "--config": str(folder / "config.yaml")})
     env = clean_environment(folder)
     env["NO_PROXY"] = "127.0.0.1,localhost"
@@ -119,7 +136,7 @@ def serve_webhook(cluster: Cluster, kubectl: Kubectl, namespace: str, release: s
                                                        f"--kubeconfig={kubeconfig}"],
                       folder / "webhook.log", env=env, cwd=folder).start()
     try:
-        wait_for(lambda: readyz(address, ca), f"the webhook's /readyz on {address}:{WEBHOOK_PORT}", 60,
+        wait_for(lambda: readyz(address, ca), f"the webhook's /readyz on {host}:{port}", 60,
                  failed=lambda: None if process.running() else f"it exited:\n{process.tail()}")
     except BaseException:
         process.stop()

@@ -82,8 +82,7 @@ class Container:
 class Kubelet:
     """One node for the pods of `namespace`; see the module docstring."""
 
-    def __init__(self, cluster: Cluster, namespace: str, *, restart_seconds: float = 0.1,
-                 pod_ip: str | None = None) -> None:
+    def __init__(self, cluster: Cluster, namespace: str, *, restart_seconds: float = 0.1) -> None:
         assert cluster.pki is not None, "the cluster has not been started"
         self.cluster = cluster
         self.namespace = namespace
@@ -94,7 +93,6 @@ class Kubelet:
         self._containers: dict[str, dict[str, Container]] = {}  # pod uid -> container name -> state
         self._ips = iter(range(10, 250))
         self._pod_ips: dict[str, str] = {}
-        self.pod_ip = pod_ip  # every pod's IP when set (an address of this host, where a test serves the pods' part)
         self._started_at: dict[str, str] = {}
         self._ids = 0
         self._stopping = threading.Event()
@@ -262,7 +260,7 @@ class Kubelet:
             conditions.append({  # (null removes a reason a merge patch would otherwise leave behind)
                 "type": kind, "status": own[kind], "reason": reason, "lastProbeTime": None,
                 "lastTransitionTime": before["lastTransitionTime"] if kept and before else stamp()})
-        ip = self.pod_ip or self._pod_ips.setdefault(uid, f"10.244.0.{next(self._ips)}")
+        ip = self._pod_ips.setdefault(uid, f"10.244.0.{next(self._ips)}")
         started = self._started_at.setdefault(uid, stamp())
         status: Obj = {"phase": "Running", "hostIP": "10.0.0.10", "hostIPs": [{"ip": "10.0.0.10"}], "podIP": ip,
                        "podIPs": [{"ip": ip}], "startTime": started, "containerStatuses": statuses,

@@ -13,9 +13,9 @@ time would: reissued by the same CA); an upgrade that renames the Service's DNS 
 (`clusterDomain`: reissued for the new names, same CA); the CA Secret deleted, then an upgrade (a new
 CA everywhere); uninstall (the Secrets and the webhook configurations gone).
 
-And the certificate in use: a second release whose webhook runs on this host behind its Service
-(tests/e2e/host_pods.py) is upgraded twice (renewal due; Service renamed); each time the reissued
-Secret is written into the "pod's" volume, the running webhook serves it within the chart's
+And the certificate in use: a second release, whose webhook the test runs on its Service's ClusterIP
+and port (tests/e2e/host_pods.py), is upgraded twice (renewal due; Service renamed); each time the
+reissued Secret is written into the "pod's" volume, the running webhook serves it within the chart's
 `--tls-reload-seconds` without a restart, and the API server, calling it through the Service with
 the unchanged caBundle, accepts it (a dry-run pod gets FW402's gate).
 
@@ -40,7 +40,7 @@ from cryptography.hazmat.primitives import serialization
 from tests.e2e.cluster import Cluster, ClusterOptions
 from tests.e2e.conftest import unavailable
 from tests.e2e.helm_release import RELEASES_CLUSTER, Helm
-from tests.e2e.host_pods import Node, host_address, mount_secret, register_node, serve_webhook, served_certificate
+from tests.e2e.host_pods import check_can_serve, mount_secret, serve_webhook, served_certificate, service_address
 from tests.e2e.kubectl import Kubectl, find_kubectl
 from tests.e2e.processes import wait_for
 
@@ -164,7 +164,7 @@ def test_helm_uninstall_removes_the_secrets_and_the_webhook_configurations(
 
 # --- the reissued certificate, served and trusted --------------------------------------------------
 
-SERVED = "fieldwarden-served"  # a release of its own, whose webhook runs on this host (tests/e2e/host_pods.py)
+SERVED = "fieldwarden-served"  # a release of its own, whose webhook the test runs (tests/e2e/host_pods.py)
 
 
 def gated(cluster: Cluster, namespace: str) -> bool:
@@ -180,17 +180,14 @@ def gated(cluster: Cluster, namespace: str) -> bool:
 def test_the_api_server_trusts_each_reissued_certificate_the_running_webhook_picks_up(
         releases: tuple[Cluster, Kubectl], tmp_path: Path) -> None:
     cluster, kubectl = releases
-    address = host_address()
-    if address is None:
-        unavailable("this test needs a non-loopback IPv4 address on this host (Endpoints refuse 127/8)")
+    check_can_serve()
     helm = Helm(cluster.kubeconfig, SERVED)
-    register_node(cluster)
-    node = Node(cluster, SERVED, pod_ip=address).start()
     probe = f"e2e-served-{uuid.uuid4().hex[:5]}"
     cluster.ensure_namespace(probe)
     webhook = None
     try:
         helm.install(SERVED)
+        address = service_address(kubectl, SERVED, SERVED)
         webhook = serve_webhook(cluster, kubectl, SERVED, SERVED, address, tmp_path / "pod")
         wait_for(lambda: gated(cluster, probe), "the API server to call the webhook through its Service", 60)
         ca = tmp_path / "pod" / "ca.crt"
@@ -212,6 +209,4 @@ def test_the_api_server_trusts_each_reissued_certificate_the_running_webhook_pic
         if webhook is not None:
             webhook.stop(grace=30)
         helm.uninstall(SERVED)
-        node.stop()
         cluster.api.request("DELETE", f"/api/v1/namespaces/{probe}")
-    assert node.error is None, node.error

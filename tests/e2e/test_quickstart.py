@@ -6,16 +6,17 @@ prints (every line of the `console` block the page shows after a step, `...` mat
 what the API server then holds. Only what needs kind and docker is not run: making the
 cluster, building and loading the image, deleting the cluster. In their place:
 
-- the cluster: tests/e2e/helm_release.py's (etcd, kube-apiserver with endpoint routing,
-  kube-controller-manager: Deployments, ReplicaSets, the endpoints, the HPA controller,
+- the cluster: tests/e2e/helm_release.py's (etcd, kube-apiserver giving Services ClusterIPs on
+  loopback, kube-controller-manager: Deployments, ReplicaSets, the endpoints, the HPA controller,
   ServiceAccounts and namespace deletion are the real ones);
 - `helm`: a stand-in on PATH running Helm's own engine (helm-python-sdk) for the chart;
-- the node: tests/e2e/kubelet.py's stand-in, one per namespace, giving every pod this host's
-  address (so the Service's endpoints lead here) and deleting pods once they terminate;
-- the image: what the chart's pods would run (`fieldwarden serve` on this host's address, port
-  8443, with the serving Secret the chart made; `fieldwarden controller`), started after `install`,
-  as the pods would. The API server calls the webhook through the chart's Service and checks its
-  certificate against the chart's caBundle.
+- the node: tests/e2e/kubelet.py's stand-in, one per namespace, running pods (made-up IPs: the
+  Service's endpoints) and deleting them once they terminate;
+- the image: what the chart's pods would run (`fieldwarden serve` with the serving Secret the chart
+  made, listening on the webhook Service's ClusterIP and port, where kube-proxy would forward to a
+  pod; `fieldwarden controller`), started after `install`, as the pods would. The API server calls
+  the webhook through the chart's Service and checks its certificate against the chart's caBundle.
+  Serving on the Service's port, 443, needs root or CAP_NET_BIND_SERVICE (else the test is skipped).
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ from fieldwarden.webhook.gate.process import gate_settings
 from tests.e2e.cluster import Cluster, ClusterOptions
 from tests.e2e.conftest import unavailable
 from tests.e2e.helm_release import RELEASES_CLUSTER, Helm
-from tests.e2e.host_pods import Node, host_address, register_node, serve_webhook
-from tests.e2e.install import Installation
+from tests.e2e.host_pods import Node, check_can_serve, register_node, serve_webhook, service_address
+from tests.e2e.install import Installation, container_args
 from tests.e2e.kubectl import Kubectl, Result, find_kubectl
 from tests.e2e.processes import Process, wait_for
 from tests.helm.chart import REPO
@@ -129,16 +130,17 @@ class Shell:
 
 
 class Pods:
-    """What the chart's pods would run, here: the webhook on this host's address (tests/e2e/host_pods.py) and
-    one controller (tests/e2e/install.py's, with the Deployment's arguments)."""
+    """What the chart's pods would run, here: the webhook on its Service's ClusterIP and port
+    (tests/e2e/host_pods.py) and one controller (tests/e2e/install.py's, with the Deployment's arguments)."""
 
-    def __init__(self, cluster: Cluster, kubectl: Kubectl, address: str, folder: Path) -> None:
-        self.cluster, self.kubectl, self.address, self.folder = cluster, kubectl, address, folder
+    def __init__(self, cluster: Cluster, kubectl: Kubectl, folder: Path) -> None:
+        self.cluster, self.kubectl, self.folder = cluster, kubectl, folder
         self.webhook: Process | None = None
         self.installation: Installation | None = None
 
     def start(self) -> None:
-        self.webhook = serve_webhook(self.cluster, self.kubectl, "fieldwarden", "fieldwarden", self.address,
+        address = service_address(self.kubectl, "fieldwarden", "fieldwarden")
+        self.webhook = serve_webhook(self.cluster, self.kubectl, "fieldwarden", "fieldwarden", address,
                                      self.folder / "webhook")
         listed = self.kubectl.json("get", "deployments,configmaps", "-n", "fieldwarden",
                                    "-l", "app.kubernetes.io/instance=fieldwarden")
@@ -163,17 +165,15 @@ class Pods:
 @pytest.fixture
 def quickstart(start_cluster: Callable[[ClusterOptions], Cluster], failure_logs: list[Any],
                tmp_path: Path) -> Iterator[tuple[Cluster, Kubectl, Shell, Pods]]:
-    address = host_address()
-    if address is None:
-        unavailable("the quick start test needs a non-loopback IPv4 address on this host (Endpoints refuse 127/8)")
+    check_can_serve()
     cluster = start_cluster(RELEASES_CLUSTER)
     binary = find_kubectl(cluster.assets.kubectl)
     if binary is None or cluster.controller_manager is None:
         unavailable("the quick start test needs kubectl and kube-controller-manager")
     kubectl = Kubectl(binary, cluster.kubeconfig, tmp_path / "kubectl-cache")
     register_node(cluster)
-    nodes = [Node(cluster, namespace, pod_ip=address).start() for namespace in ("fieldwarden", "demo")]
-    pods = Pods(cluster, kubectl, address, tmp_path / "pods")
+    nodes = [Node(cluster, namespace).start() for namespace in ("fieldwarden", "demo")]
+    pods = Pods(cluster, kubectl, tmp_path / "pods")
     pods.folder.mkdir()
     failure_logs.append(pods)
     try:
@@ -185,6 +185,20 @@ def quickstart(start_cluster: Callable[[ClusterOptions], Cluster], failure_logs:
         for node in nodes:
             node.stop()
         assert all(node.error is None for node in nodes), [node.error for node in nodes]
+
+
+def leads_to_the_webhook_pods(kubectl: Kubectl) -> bool:
+    """Whether the webhook Service's endpoints, where kube-proxy would forward its ClusterIP, are the webhook
+    Deployment's pods at the port the webhook binds (the API server here dials the ClusterIP itself)."""
+    deployment = kubectl.get("deployment", "fieldwarden-webhook", "fieldwarden")
+    labels = ",".join(f"{k}={v}" for k, v in deployment["spec"]["selector"]["matchLabels"].items())
+    pods = kubectl.json("get", "pods", "-n", "fieldwarden", "-l", labels)["items"]
+    bind = next(arg for arg in container_args(deployment) if arg.startswith("--bind="))
+    subsets = kubectl.get("endpoints", "fieldwarden-webhook", "fieldwarden").get("subsets") or []
+    addresses = sorted(address["ip"] for subset in subsets for address in subset.get("addresses") or [])
+    ports = {port["port"] for subset in subsets for port in subset["ports"]}
+    return (len(pods) == deployment["spec"]["replicas"] and ports == {int(bind.rsplit(":", 1)[1])}
+            and addresses == sorted(pod["status"].get("podIP", "") for pod in pods))
 
 
 def test_the_quick_start_runs_as_written(quickstart: tuple[Cluster, Kubectl, Shell, Pods]) -> None:
@@ -205,8 +219,7 @@ def test_the_quick_start_runs_as_written(quickstart: tuple[Cluster, Kubectl, She
     done = run("wait")
     for name in ("fieldwarden-webhook", "fieldwarden-controller"):
         assert f'deployment "{name}" successfully rolled out' in done.stdout, str(done)
-    wait_for(lambda: any(s.get("addresses") for s in kubectl.get("endpoints", "fieldwarden-webhook", "fieldwarden")
-                         .get("subsets") or []), "the webhook Service's endpoints", 30)
+    wait_for(lambda: leads_to_the_webhook_pods(kubectl), "the webhook Service's endpoints: its pods", 30)
 
     done = run("certificate")
     assert sorted(line for line in done.stdout.splitlines() if "CA" in line) == sorted(
