@@ -31,18 +31,7 @@ ACTION = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
 GITLAB = yaml.safe_load((REPO / "docs" / "examples" / "gitlab-ci.yml").read_text(encoding="utf-8"))
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 
-BROKEN = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers: [{name: web, image: nginx}]
-"""
+BROKEN = (FIXTURES / "formats" / "no-selector.yaml").read_text(encoding="utf-8")  # FW101, FW201
 CLEAN = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: b}\n"
 
 

@@ -18,27 +18,8 @@ from tests.helpers import FIXTURES, lint, write
 
 SCHEMA = json.loads((FIXTURES / "formats" / "gitlab-code-quality.schema.json").read_text(encoding="utf-8"))
 
-NO_SELECTOR = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers: [{name: web, image: nginx}]
-"""
-LONELY_SERVICE = """\
-apiVersion: v1
-kind: Service
-metadata:
-  name: lonely
-spec:
-  selector: {app: nobody}
-  ports: [{port: 80}]
-"""
+NO_SELECTOR = (FIXTURES / "formats" / "no-selector.yaml").read_text(encoding="utf-8")  # FW101, FW201
+LONELY_SERVICE = (FIXTURES / "formats" / "lonely-service.yaml").read_text(encoding="utf-8")  # FW103
 SELECT = ["--select", "FW101,FW103,FW201"]  # an error, a warning and an info
 
 

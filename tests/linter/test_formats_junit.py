@@ -21,27 +21,8 @@ from tests.helpers import FIXTURES, write
 
 XSD = etree.XMLSchema(etree.parse(str(FIXTURES / "formats" / "junit-10.xsd")))
 
-NO_SELECTOR = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers: [{name: web, image: nginx}]
-"""
-LONELY_SERVICE = """\
-apiVersion: v1
-kind: Service
-metadata:
-  name: lonely
-spec:
-  selector: {app: nobody}
-  ports: [{port: 80}]
-"""
+NO_SELECTOR = (FIXTURES / "formats" / "no-selector.yaml").read_text(encoding="utf-8")  # FW101, FW201
+LONELY_SERVICE = (FIXTURES / "formats" / "lonely-service.yaml").read_text(encoding="utf-8")  # FW103
 CLEAN = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: b}\n"
 SELECT = ["--select", "FW101,FW103,FW201"]  # an error, a warning and an info
 
