@@ -3,8 +3,8 @@
 Object rules run per file, possibly in forked worker processes (engine._Workers), so the CRDs are
 found first, once per run: every file of the project (targets and context) whose bytes hold the
 word `CustomResourceDefinition` is read, less its schemas until one is needed (skeletons), the rest
-are not parsed at all; the catalog is
-then handed to analyse() with the files (and inherited by the workers at their fork). A render's
+are not parsed at all; the catalog is then handed to analyse() with the files (and inherited by the
+workers at their fork). A render's
 own CRDs (a chart's `crds/`, a kustomization's resources) count for the objects of that render
 (unitrun.py). The alternative, validating custom resources in the set-rule pass where a unit's
 objects all meet, would keep every object's full content and every file's node tree until then.
