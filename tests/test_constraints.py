@@ -200,6 +200,8 @@ def test_the_pins_satisfy_one_another_as_far_as_the_installed_metadata_tells() -
             child = Requirement(line)
             if applies(child, extras, environment):
                 todo.append((child, set(child.extras)))
+    if read == 0:  # (.ci/lowest-deps installs the floors, not the image's pins: there is no pinned metadata to read)
+        pytest.skip("no pinned version is installed in this environment (e.g. .ci/lowest-deps)")
     assert read >= len(project_requirements("webhook")) // 2, f"only {read} pinned versions' metadata could be read"
 
 
