@@ -34,6 +34,7 @@ class Child:
         self.process = process
         self.errors = errors
         self.kept = False  # it is one of the pool's kept children (_KEPT)
+        self.taken = False  # a chart's sets are sent to it (_TAKEN counts it)
         self.lines: queue.Queue[bytes] = queue.Queue()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -60,6 +61,7 @@ class Child:
 
     def end(self, kill: bool) -> None:
         """Stop it (kill) or let it finish (stdin closed), then wait for it and its reader."""
+        _untaken(self)
         try:
             if kill and self.process.poll() is None:
                 self.process.kill()
@@ -82,6 +84,7 @@ _HOME: list[str] = []  # the pool's private folder, made on first use
 _WAITING: list[int | None] = [None]  # charts still to be rendered (expect), None when not known
 _KEPT = [0]  # kept children alive: _KEEP at most (one per render slot), other renders start children of their own
 _KEEP = [1]
+_TAKEN = [0]  # children rendering a chart's sets now
 
 
 def _home() -> str:
@@ -97,10 +100,32 @@ def take(memory: int) -> Child:
         waiting = _WAITING[0]
         if waiting is not None:
             _WAITING[0] = max(waiting - 1, 0)
-        for index, child in enumerate(_IDLE):
-            if child.key == key and child.process.poll() is None:
-                return _IDLE.pop(index)
-    return _start(key)
+        taken = next((_IDLE.pop(index) for index, child in enumerate(_IDLE)
+                      if child.key == key and child.process.poll() is None), None)
+    if taken is None:
+        taken = _start(key)
+    with _LOCK:
+        taken.taken = True
+        _TAKEN[0] += 1
+    return taken
+
+
+def _untaken(child: Child) -> None:
+    with _LOCK:
+        if child.taken:
+            child.taken = False
+            _TAKEN[0] -= 1
+
+
+def core_idle() -> bool:
+    """Whether fewer children render than there are cores: what this process does meanwhile does
+    not take a core from a render."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - macOS, Windows
+        cores = os.cpu_count() or 1
+    with _LOCK:
+        return _TAKEN[0] < cores
 
 
 def prestart(count: int, memory: int) -> None:
@@ -164,6 +189,7 @@ def give_back(child: Child) -> None:
     it would sit beside the linter while it places that chart's fields), or when its data is over a
     quarter of its limit (what an earlier chart left counts against the next's). Where its sizes
     cannot be read (no /proc), a child per chart."""
+    _untaken(child)
     sizes = memory(child.process.pid)
     with _LOCK:
         waiting = _WAITING[0]

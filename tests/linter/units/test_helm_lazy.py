@@ -120,6 +120,22 @@ def test_a_large_documents_reading_is_not_held_for_the_linter(monkeypatch: pytes
     assert all((obj.loaded is not None) == (len(obj.text) < 400) for obj in objects)
 
 
+def test_templates_are_not_parsed_ahead_while_every_core_renders(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a Helm child rendering on every core, parsing ahead would take a core from one of them (kyverno's
+    main chart's first set came ~0.15 s later beside kyverno-policies' child): the parse waits for the reply."""
+    from fieldwarden.linter.units import helm_pool, helmmap
+
+    events: list[str] = []
+    real_parse, real_rendered = helmmap.parse_template, helm._rendered
+    monkeypatch.setattr(helmmap, "parse_template", lambda text, file: events.append(file) or real_parse(text, file))
+    monkeypatch.setattr(helm, "_rendered", lambda *args: events.append("mapped") or real_rendered(*args))
+    monkeypatch.setattr(helm_pool, "core_idle", lambda: False)
+    renders = helm.render_chart_sets(REPO, CHART, SETS)
+    assert events[0] == "mapped" and f"{CHART}/templates/deployment.yaml" in events
+    monkeypatch.undo()
+    assert _whole(renders) == _whole(helm.render_chart_sets(REPO, CHART, SETS))
+
+
 @pytest.mark.parametrize("child", ["slow", "answered at once"])
 def test_templates_are_parsed_while_the_child_renders_the_first_set(monkeypatch: pytest.MonkeyPatch, child: str) -> None:
     """Waiting for a chart's first set (the child starts, loads Helm's engine, renders) is filled with

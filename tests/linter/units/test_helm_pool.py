@@ -170,3 +170,21 @@ def test_children_started_ahead_render_the_charts_and_end_with_the_renders(tmp_p
     helm_pool.close_idle()
     assert all(child.process.poll() is not None for child in ahead)
     assert not helm_pool._IDLE
+
+
+def test_core_idle_counts_the_children_rendering_a_chart_now(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child counts from `take` until it is given back or ended (once, however it ends): while as many
+    render as there are cores, what this process does meanwhile takes a core from one of them."""
+    monkeypatch.setattr(helm_pool.os, "sched_getaffinity", lambda _pid: {0}, raising=False)
+    helm_pool.expect(None)
+    assert helm_pool.core_idle()
+    child = helm_pool.take(helm.MEMORY)
+    assert not helm_pool.core_idle()
+    helm_pool.give_back(child)  # kept, idle
+    assert helm_pool.core_idle()
+    again = helm_pool.take(helm.MEMORY)
+    assert again is child and not helm_pool.core_idle()
+    again.end(kill=True)
+    again.end(kill=True)
+    assert helm_pool.core_idle() and helm_pool._TAKEN == [0]
+    helm_pool.close_idle()

@@ -238,3 +238,32 @@ def test_a_file_s_key_names_where_it_resolves_with_its_folders_resolved_once(tmp
     (root / "copy/deployment.yaml").write_text("kind: Deployment\n", encoding="utf-8")
     (root / "shared").symlink_to(root / "copy", target_is_directory=True)
     assert render_cache.file_digest(root, "shared/deployment.yaml", {}) != keys[1]
+
+
+def test_the_helm_engine_in_the_key_is_its_files_so_an_upgrade_or_reinstall_renders_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What renders a chart is named by the stamps (size, time) of helm-python-sdk's own files, its Go
+    library included, not by its version read through importlib.metadata (imported for that alone: ~15 ms
+    of every chart lint's start): a reinstall of the same version makes a new key too."""
+    import importlib.util
+    from importlib.machinery import ModuleSpec
+
+    from fieldwarden.linter.units import renders
+    from fieldwarden.linter.units.plan import HELM
+
+    package = tmp_path / "helm_python"
+    (package / "lib").mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    library = package / "lib" / "libhelm.so"
+    library.write_bytes(b"go")
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, *args: Any) -> Any:
+        return ModuleSpec(name, None, origin=str(package / "__init__.py")) if name == "helm_python" else real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    first = renders._find_tool(HELM)
+    assert first is not None and first == renders._find_tool(HELM)
+    library.write_bytes(b"go, again")
+    assert renders._find_tool(HELM) not in (None, first)
