@@ -34,7 +34,6 @@ if TYPE_CHECKING:  # the renderers' side is imported when a unit has renders (un
 
 RENDER_FAILED = "FW006"
 NOT_LINTED = "FW007"
-PLACED_BESIDE_CHILDREN = 256 << 10  # bytes of a rendered object from which its findings are placed once no Helm child is alive
 
 
 if TYPE_CHECKING:  # (a Protocol for annotations only: typing is not imported at run time)
@@ -109,21 +108,13 @@ class UnitRun:
         if not self.wanted.isdisjoint(made.inputs):  # while other renders run
             self._analyse(job, made)
 
-    def _place_ahead(self, job: RenderJob, children_alive: bool) -> bool:
-        """Place the findings on a chart's rendered objects ahead, as `rendered_findings` will: its places are
-        the same whenever they are worked out. Whether all are placed: a large object's placement (its
-        template read again) waits until no Helm child is alive, not to add to the run's peak beside one;
-        the others are placed as they arrive, while other sets render (else they lengthen the run's end:
-        kyverno-policies' 180 findings and kyverno's own, ~0.2 s after kyverno's last set)."""
-        placed = True
+    def _place_ahead(self, job: RenderJob) -> None:
+        """Place the findings on a chart's rendered objects while the last renders run (the kustomize builds,
+        renders._scheduled), as `rendered_findings` will: its places are the same whenever they are worked out."""
         for item in self._analysed.get(job, ()):
-            if children_alive and len(item.obj.text) >= PLACED_BESIDE_CHILDREN:
-                placed = placed and not any(RULES[finding.code].SCOPE == OBJECT for finding in item.result.findings)
-                continue
             for finding in item.result.findings:
                 if RULES[finding.code].SCOPE == OBJECT:
                     self.place(item.obj, finding.raw_path)
-        return placed
 
     def relevant(self, units: Sequence[Unit], root: str, cache: bool = True) -> list[Unit]:
         """The units holding a file being linted; their renders made."""
@@ -366,7 +357,7 @@ class _Early:
     for that thread (and raises what it raised)."""
 
     def __init__(self, root: Path, jobs: list[RenderJob], layout: Layout, default_namespace: Callable[[str], str],
-                 cache: bool, made: Callable[[RenderJob, Render], None], ahead: Callable[[RenderJob, bool], bool]) -> None:
+                 cache: bool, made: Callable[[RenderJob, Render], None], ahead: Callable[[RenderJob], None]) -> None:
         import queue
         import threading
 
@@ -375,7 +366,7 @@ class _Early:
         looked = look_up(root, jobs, layout, default_namespace, cache)
         self._outcome: list[Rendered | BaseException] = [] if looked.pending else [looked.known]
         self._thread: threading.Thread | None = None
-        self._ahead: Callable[[RenderJob, bool], bool] | None = None
+        self._ahead: Callable[[RenderJob], None] | None = None
         self._helm_jobs = sum(1 for job, _, _ in looked.pending if job.tool == HELM)
         self._arrived: queue.SimpleQueue[RenderJob | None] = queue.SimpleQueue()  # None: the renders are over
         if not looked.pending:
@@ -414,21 +405,17 @@ class _Early:
         return outcome
 
     def _place_while_rendering(self) -> None:
-        """Wait for the renders, placing each chart set's findings meanwhile: a small render's as it
-        arrives, a large one's once the last chart is rendered (no Helm child is alive then: its placement
-        reads its templates again, and beside a child that would add to the run's peak of memory), while
-        the other renders finish."""
-        charts = 0
-        deferred: list[RenderJob] = []
+        """Wait for the renders; once the last chart is rendered (no Helm child is alive then: a chart's
+        placement reads its templates again, and beside a child that would add to the run's peak of
+        memory), place the charts' findings while the other renders finish."""
+        charts: list[RenderJob] = []
         while (job := self._arrived.get()) is not None:
-            if job.tool != HELM or self._ahead is None:
+            if job.tool != HELM:
                 continue
-            charts += 1
-            if not self._ahead(job, charts < self._helm_jobs):
-                deferred.append(job)
-            if charts == self._helm_jobs:
-                for each in deferred:
-                    self._ahead(each, False)
+            charts.append(job)
+            if len(charts) == self._helm_jobs and self._ahead is not None:
+                for each in charts:
+                    self._ahead(each)
         self._arrived.put(None)  # (result may be asked for again)
 
 

@@ -158,8 +158,7 @@ def render_chart(
 def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeout: float | None = None,
                       budgets: helm_budget.Budgets | None = None, run_started: float | None = None,
                       slot: ContextManager[Any] | None = None, network: bool = False,
-                      arrived: Callable[[int, Render], None] | None = None,
-                      prepared: Callable[[], None] | None = None) -> list[Render]:
+                      arrived: Callable[[int, Render], None] | None = None) -> list[Render]:
     """`render_chart` for each value set of one chart, in order: the chart read, copied, parsed once.
 
     One child process renders them all (a new one takes over after a set that fails it), and
@@ -169,8 +168,7 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
     seconds), the run's budget counted from `run_started` (time.monotonic(); default: now). With
     `network` (`lint --allow-network`), dependencies charts/ lacks are built first (helm_fetch.py).
     `arrived` is told each set's index and final Render, in order, as soon as it and those before it
-    are made (while the child renders the next set); when no child runs, none is told. `prepared` is
-    called once the chart is read and copied, before it waits for `slot` (only if it gets that far).
+    are made (while the child renders the next set); when no child runs, none is told.
     """
     chart = chart.strip("/") or "."
     here = root / chart
@@ -251,8 +249,6 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
         large = sum(map(len, snapshot.files.values())) >= LARGE_CHART
         told = 0  # the sets `arrived` was told of: results[:told]
         queued = time.monotonic()
-        if prepared is not None:
-            prepared()
         with contextlib.ExitStack() as turn:  # held while a child of this chart is alive (no longer: `ended`)
             if large:
                 turn.enter_context(_LARGE)

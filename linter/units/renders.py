@@ -174,16 +174,6 @@ def render_pending(root: Path, looked: LookedUp, layout: Layout, default_namespa
     pending, started = looked.pending, looked.started
 
     def make(batch: list[tuple[RenderJob, str, list[str]]]) -> list[tuple[RenderJob, Render]]:
-        turn = turns.get(id(batch))
-        try:
-            if turn is not None and turn[0] is not None:
-                turn[0].wait()
-            return _make(batch, turn[1].set if turn is not None else None)
-        finally:
-            if turn is not None:
-                turn[1].set()
-
-    def _make(batch: list[tuple[RenderJob, str, list[str]]], prepared: Callable[[], None] | None) -> list[tuple[RenderJob, Render]]:
         from . import render_cache
 
         jobs = [job for job, _, _ in batch]
@@ -209,8 +199,7 @@ def render_pending(root: Path, looked: LookedUp, layout: Layout, default_namespa
             if position < len(batch) - 1:
                 finish(position, render)
 
-        rendered = _render_batch(root, jobs, layout, default_namespace, slots, started, early if len(batch) > 1 else None,
-                                 prepared)
+        rendered = _render_batch(root, jobs, layout, default_namespace, slots, started, early if len(batch) > 1 else None)
         for position, render in enumerate(rendered):
             if position not in finished:
                 finish(position, render)
@@ -227,20 +216,9 @@ def render_pending(root: Path, looked: LookedUp, layout: Layout, default_namespa
             prestart(min(charts, _cpus()), MEMORY)
     slots = None
     scheduled = _scheduled(batches)
-    import threading
-
-    turns: dict[int, tuple[threading.Event | None, threading.Event]] = {}  # id(chart's batch) -> (waited for, set)
     if len(batches) > 1 and _cpus() > 1:
+        import threading
         from concurrent.futures import ThreadPoolExecutor  # renderers wait on subprocesses or release the GIL
-
-        # The charts are read and copied one after another, in the order they start in (the largest first):
-        # side by side they took turns on the GIL, and the largest's child, the run's critical path, began
-        # later (kyverno's main chart: ~0.1 s)
-        previous = None
-        for batch in scheduled:
-            if batch[0][0].tool == HELM:
-                turns[id(batch)] = (previous, threading.Event())
-                previous = turns[id(batch)][1]
 
         # A renderer child per core; one thread more places the fields of a finished render
         # meanwhile (that work holds the GIL, not a core). The children are what holds memory.
@@ -316,8 +294,7 @@ class _Passed(Exception):
 
 def _render_batch(root: Path, jobs: list[RenderJob], layout: Layout, default_namespace: Callable[[str], str],
                   slots: ContextManager[Any] | None = None, started: float | None = None,
-                  each: Callable[[int, Render], None] | None = None,
-                  prepared: Callable[[], None] | None = None) -> list[Render]:
+                  each: Callable[[int, Render], None] | None = None) -> list[Render]:
     """Render a kustomization, or the value sets of one chart, whatever fails. `each` is told of a
     chart's sets as they are made (helm.render_chart_sets); the list returned holds those same Renders."""
     job = jobs[0]
@@ -342,8 +319,7 @@ def _render_batch(root: Path, jobs: list[RenderJob], layout: Layout, default_nam
         sets = [ValueSet(tuple(one.values), one.namespace or default_namespace(one.folder), one.release or RELEASE,
                          one.inline) for one in jobs]
         made: list[Render] = render_chart_sets(root, _theirs(job.folder), sets, slot=slots, run_started=started,
-                                               network=layout.network, arrived=hand if each is not None else None,
-                                               prepared=prepared)
+                                               network=layout.network, arrived=hand if each is not None else None)
         return made
     except _Passed as passed:
         raise passed.raised from None

@@ -222,11 +222,10 @@ def test_charts_findings_are_placed_after_the_last_chart_while_kustomize_builds_
         finally:
             running[tool] -= 1
 
-    def ahead(self: UnitRun, job: RenderJob, children_alive: bool) -> bool:
+    def ahead(self: UnitRun, job: RenderJob) -> None:
         seen.append((running[HELM], running[KUSTOMIZE]))
-        done = place_ahead(self, job, children_alive)
+        place_ahead(self, job)
         placed.set()
-        return done
 
     monkeypatch.setattr(renders, "_render_batch", rendering)
     monkeypatch.setattr(UnitRun, "_place_ahead", ahead)
@@ -295,104 +294,3 @@ def test_the_run_s_objects_are_freed_when_the_lint_returns(name: str, tmp_path: 
     finally:
         if collecting:
             gc.enable()
-
-
-def _two_charts(root: Path) -> None:
-    """`big`: two value sets (values.yaml, ci/more-values.yaml); `small`: one, whose Deployment has a finding (FW201)."""
-    deployment = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\nspec:\n  replicas: {{{{ .Values.size }}}}\n  selector:\n"
-                  "    matchLabels: {{app: {name}}}\n  template:\n    metadata:\n      labels: {{app: {name}}}\n"
-                  "    spec:\n      containers: [{{name: c, image: nginx}}]\n")
-    for name in ("big", "small"):
-        (root / name / "templates").mkdir(parents=True)
-        (root / name / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: 1.0.0\n", encoding="utf-8")
-        (root / name / "values.yaml").write_text("size: 3\n", encoding="utf-8")
-        (root / name / "templates/deployment.yaml").write_text(deployment.format(name=name), encoding="utf-8")
-    (root / "big/ci").mkdir()
-    (root / "big/ci/more-values.yaml").write_text("size: 4\n", encoding="utf-8")
-    subprocess.run(["git", "init", "-q", str(root)], check=True, capture_output=True)
-
-
-@needs_renderers
-@pytest.mark.parametrize("large", [False, True])
-def test_a_charts_findings_are_placed_while_other_charts_render_unless_the_object_is_large(
-    large: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A set's findings are placed as it arrives, while other charts still render (kyverno-policies' 180
-    placements came after kyverno's last set: ~0.15 s at the run's end); the findings of an object of
-    PLACED_BESIDE_CHILDREN bytes or more wait until no chart renders (its template read again beside
-    a Helm child would add to the run's peak of memory). The report is the same either way."""
-    from fieldwarden.linter import unitrun
-
-    root = tmp_path / "two"
-    _two_charts(root)
-    expected = _run(root, "text")
-    assert expected[1].count("FW201") == 2 and "small/templates/deployment.yaml:5:1: FW201" in expected[1]
-    shutil.rmtree(root / ".fieldwarden_cache")
-    monkeypatch.setattr(renders, "_cpus", lambda: 2)
-    if large:
-        monkeypatch.setattr(unitrun, "PLACED_BESIDE_CHILDREN", 0)
-    from fieldwarden.linter.units import helm
-
-    batch, place, mapped = renders._render_batch, UnitRun.place, helm._rendered
-    big_rendering = threading.Event()
-    small_placed = threading.Event()
-    placements: list[tuple[str, bool]] = []
-    big_sets: list[int] = []
-
-    def rendering(root: Path, jobs: list[RenderJob], *args: Any, **kwargs: Any) -> list[Render]:
-        if jobs[0].folder != "big":
-            return batch(root, jobs, *args, **kwargs)
-        big_rendering.set()
-        try:
-            return batch(root, jobs, *args, **kwargs)
-        finally:
-            big_rendering.clear()
-
-    def mapping(reply: Any, inputs: Any, layout: Any, *args: Any) -> Any:
-        if layout.chart == "big":
-            big_sets.append(1)
-            if len(big_sets) == 1:  # big's first set waits for the small chart's placement, unless that waits
-                small_placed.wait(0 if large else 10)
-        return mapped(reply, inputs, layout, *args)
-
-    def placing(self: UnitRun, obj: Any, path: tuple[str | int, ...]) -> Any:
-        placements.append((obj.anchor[0], big_rendering.is_set()))
-        if obj.anchor[0].startswith("small/"):
-            small_placed.set()
-        return place(self, obj, path)
-
-    monkeypatch.setattr(renders, "_render_batch", rendering)
-    monkeypatch.setattr(helm, "_rendered", mapping)
-    monkeypatch.setattr(UnitRun, "place", placing)
-    assert _run(root, "text") == expected
-    small = [beside for anchor, beside in placements if anchor.startswith("small/")]
-    assert small and small[0] is not large  # (the report places them again, from what the first worked out)
-
-
-@needs_renderers
-def test_charts_are_read_and_copied_one_after_another_the_largest_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Side by side, two charts' reading and copying took turns on the GIL, and the largest's child (the
-    run's critical path: kyverno's main chart) got its first set ~0.1 s later; now the next chart is read
-    once the one before it is copied, even when that takes long."""
-    from fieldwarden.linter.units import helm
-
-    root = tmp_path / "two"
-    _two_charts(root)
-    expected = _run(root, "text")
-    shutil.rmtree(root / ".fieldwarden_cache")
-    monkeypatch.setattr(renders, "_cpus", lambda: 2)
-    snapshot = helm._snapshot
-    events: list[str] = []
-
-    def reading(here: Path, chart: str, *args: Any) -> Any:
-        events.append(f"{chart} read")
-        if chart == "big":
-            time.sleep(0.3)
-        try:
-            return snapshot(here, chart, *args)
-        finally:
-            events.append(f"{chart} done")
-
-    monkeypatch.setattr(helm, "_snapshot", reading)
-    assert _run(root, "text") == expected
-    assert events[:4] == ["big read", "big done", "small read", "small done"]  # (then read again to place findings)
