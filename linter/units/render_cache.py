@@ -34,7 +34,7 @@ from .not_linted import NotLinted
 from .rendered import NAME_PATHS, Recipe, Render, RenderedObject, RenderProblem
 from .plan import RenderJob
 
-FORMAT = 7  # 3: an input's key holds where it resolves to; 4: failed renders, with why not linted; 5: objects marshalled apart, paths by parent; 6: recipes of objects not placed; 7: of Helm's too, large objects kept apart
+FORMAT = 8  # 3: an input's key holds where it resolves to; 4: failed renders, with why not linted; 5: objects marshalled apart, paths by parent; 6: recipes of objects not placed; 7: of Helm's too, large objects kept apart; 8: kind and apiVersion placed with the names
 SHARED = 64 << 10  # an object encoded larger than this is kept in a file of its own, shared by the entries that hold it
 _PURPOSE = b"render-cache"
 

@@ -91,9 +91,12 @@ class RenderedObject:
 
 
 # What every rendered object's placement needs at once: where its name is written (unitrun._origin
-# shows it in other objects' messages), that is its own place and its parents'; and metadata.labels,
-# whose place decides whether the labels a kustomization adds place `metadata` (kustomize.py's _labels).
-NAME_PATHS: frozenset[FieldPath] = frozenset({(), ("metadata",), ("metadata", "name"), ("metadata", "labels")})
+# shows it in other objects' messages), that is its own place and its parents'; metadata.labels,
+# whose place decides whether the labels a kustomization adds place `metadata` (kustomize.py's _labels);
+# and its kind and apiVersion, where the schema rules' findings go (FW601, FW603: most of a chart's
+# findings where its custom resources have no CRD at hand, each of which placed the whole object).
+NAME_PATHS: frozenset[FieldPath] = frozenset({(), ("metadata",), ("metadata", "name"), ("metadata", "labels"),
+                                              ("kind",), ("apiVersion",)})
 Recipe = tuple[str, str, int]  # kustomize.py: an object's origin and transformations annotations, its ordinal among its file's
 
 

@@ -25,6 +25,7 @@ REPO = Path(__file__).resolve().parents[2] / "fixtures" / "repos" / "helm-chart"
 CHART = "charts/ledger"
 SETS = [helm.ValueSet(()), helm.ValueSet((f"{CHART}/ci/ha-values.yaml",)), helm.ValueSet((f"{CHART}/ci/recreate-values.yaml",))]
 NAME = ("metadata", "name")
+KIND, API_VERSION = ("kind",), ("apiVersion",)  # where FW601 and FW603 go: placed with the name
 REPLICAS = ("spec", "replicas")
 
 
@@ -37,11 +38,13 @@ def test_names_are_placed_as_the_whole_mapping_places_them_and_nothing_else_is_p
     placed = _whole(whole)
     objects = [obj for render in lazy for obj in render.objects]
     assert objects and all(obj.recipe is not None for obj in objects)
-    names = [locate(obj, NAME) for obj in objects]
-    assert all(obj.recipe is not None for obj in objects)  # the names' places did not place the rest
+    names = [locate(obj, path) for obj in objects for path in (NAME, KIND, API_VERSION)]
+    assert all(obj.recipe is not None for obj in objects)  # the names' places (and kinds') did not place the rest
     assert all(set(obj.table) <= set(positions) for obj, positions in zip(objects, sum(placed, [])))
     assert sum(set(obj.table) < set(positions) for obj, positions in zip(objects, sum(placed, []))) >= len(objects) - 3
-    assert names == [locate(obj, NAME) for render in whole for obj in render.objects]
+    assert names == [locate(obj, path) for render in whole for obj in render.objects for path in (NAME, KIND, API_VERSION)]
+    by_object = list(zip(names[::3], names[1::3], names[2::3]))
+    assert all(kind[1] and api[1] for name, kind, api in by_object if name[1])  # on their own lines, as the name is
     deployment = next(obj for obj in objects if obj.text.startswith("apiVersion: apps/v1\nkind: Deployment"))
     assert locate(deployment, REPLICAS) == ((f"{CHART}/templates/deployment.yaml", 9, 3), True)  # placed when asked
     assert _whole(lazy) == placed
@@ -60,7 +63,8 @@ def test_objects_never_placed_are_placed_from_the_charts_files_after_the_cache(t
         assert loaded is not None
         assert [obj.recipe is None for obj in loaded.objects] == [number == 0] + [False] * (len(render.objects) - 1)
         helm.bind(root, CHART, value_set, loaded)
-        assert [locate(obj, NAME) for obj in loaded.objects] == [locate(obj, NAME) for obj in whole[number].objects]
+        assert [locate(obj, path) for obj in loaded.objects for path in (NAME, KIND)] == [
+            locate(obj, path) for obj in whole[number].objects for path in (NAME, KIND)]
         assert [obj.positions for obj in loaded.objects] == [obj.positions for obj in whole[number].objects]
         assert all(obj.recipe is None for obj in loaded.objects)
 

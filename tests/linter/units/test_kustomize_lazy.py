@@ -27,13 +27,13 @@ def test_a_name_is_placed_as_the_whole_placement_places_it_and_nothing_else_is_p
     for overlay in OVERLAYS:
         lazy, whole = render_kustomization(SHOP, overlay), render_kustomization(SHOP, overlay)
         assert lazy.objects and all(obj.recipe is not None for obj in lazy.objects)
-        names = [locate(obj, NAME) for obj in lazy.objects]
+        names = [locate(obj, path) for obj in lazy.objects for path in (NAME, ("kind",), ("apiVersion",))]
         placed = [obj.positions for obj in whole.objects]  # placed at once
         assert all(obj.recipe is not None for obj in lazy.objects)  # the names' places did not place the rest:
         # the source's fields are not walked (what transformers set on deeper paths is, cheaply)
         assert all(set(obj.table) <= set(positions) for obj, positions in zip(lazy.objects, placed))
         assert any(set(obj.table) < set(positions) for obj, positions in zip(lazy.objects, placed))
-        assert names == [locate(obj, NAME) for obj in whole.objects]
+        assert names == [locate(obj, path) for obj in whole.objects for path in (NAME, ("kind",), ("apiVersion",))]
         assert [obj.positions for obj in lazy.objects] == placed
         assert all(obj.recipe is None for obj in lazy.objects)
 
