@@ -49,8 +49,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(arguments)
     try:
         if args.command == "lint":
+            warmed = None
+            if command_line and "yaml" not in sys.modules:  # (PyYAML's patterns, compiled in an earlier run)
+                from .linter.regex_cache import warm
+
+                warmed = warm()
             from .linter import cli as lint_cli
 
+            if warmed is not None:
+                from .linter.regex_cache import keep
+
+                keep(warmed)
             _loaded(command_line, collect=False)
             code = lint_cli.run(args)
             if command_line:

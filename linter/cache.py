@@ -13,14 +13,12 @@ The cache lives in the project being linted, where a pull request can plant file
   is "no cache", and the run parses the files again. marshal, not JSON: it is built in,
   where importing json and decoding with it would cost a one-file run ~1.5 ms more;
 - its first line is a keyed BLAKE2 digest of the rest, under a per-user secret kept outside
-  the project (`$XDG_CACHE_HOME/fieldwarden/cache-key`), so a cache this user's fieldwarden
+  the project (user_key.py: `$XDG_CACHE_HOME/fieldwarden/cache-key`), so a cache this user's fieldwarden
   did not write (committed, copied from elsewhere) is never believed: it could otherwise
   claim any content for a context file and hide or invent findings;
 - a cache folder or file that is a symlink is neither read nor written through, and new
   files are created exclusively (never through an existing name), so a planted link cannot
   make a CI job overwrite files outside the project.
-
-The digests come from `_blake2` rather than hashlib (which spends ~5 ms setting up OpenSSL).
 """
 
 from __future__ import annotations
@@ -39,86 +37,15 @@ if TYPE_CHECKING:
 from .. import __version__
 from ..policies.model import FieldPath, ObjectKey
 from .analyse import FileResult, Locations, ObjectRecord
-
-try:  # the module hashlib takes BLAKE2 from; hashlib itself spends ~5 ms setting up OpenSSL
-    from _blake2 import blake2b
-except ImportError:  # pragma: no cover - Python builds without the built-in BLAKE2
-    from hashlib import blake2b
-try:  # hmac.compare_digest without importing hmac (~2.5 ms: it loads OpenSSL): the same constant-time compare
-    from _operator import _compare_digest
-except ImportError:  # pragma: no cover - other implementations
-    from hmac import compare_digest as _compare_digest  # type: ignore[no-redef]
+from .user_key import MAC_BYTES as _MAC_BYTES, compare_digest as _compare_digest, keyed_digest
+from .user_key import digest as digest  # (units/render_cache.py takes it from here: units/ reads through cache.py)
 
 CACHE_DIR = ".fieldwarden_cache"
 CACHE_FILE = "context.cache"  # not *.json: a committed cache must not become a context manifest
 FORMAT = 3  # 1 was context.pickle, 2 JSON: neither is read again
 MAX_CACHE_BYTES = 256 << 20  # a larger file is not read (nor written)
-KEY_BYTES = 32
-_MAC_BYTES = 32
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_KEYS: dict[str, bytes] = {}  # key file -> key, read once per process
-
-
-def digest(data: bytes) -> bytes:
-    """Content key of a file."""
-    return blake2b(data, digest_size=16).digest()
-
-
-def keyed_digest(data: bytes, purpose: bytes) -> bytes | None:
-    """A digest only this user's fieldwarden can make (None when there is no user key)."""
-    key = user_key()
-    if key is None:
-        return None
-    return blake2b(data, digest_size=_MAC_BYTES, key=key, person=purpose).digest()
-
-
-def user_key() -> bytes | None:
-    """The per-user secret that authenticates cache files, made on first use.
-
-    It lives in `$XDG_CACHE_HOME/fieldwarden/` (default `~/.cache/fieldwarden/`), outside
-    any project. None when there is no usable home: the run then goes without a cache.
-    """
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):  # unset, or relative (which the XDG specification says to ignore)
-        base = os.path.join(os.path.expanduser("~"), ".cache")
-        if not os.path.isabs(base):  # no home folder at all
-            return None
-    path = os.path.join(base, "fieldwarden", "cache-key")
-    known = _KEYS.get(path)
-    if known is not None:
-        return known
-    try:
-        with open(path, "rb") as handle:
-            key = handle.read(KEY_BYTES + 1)
-    except FileNotFoundError:
-        key = b""
-    except OSError:
-        return None
-    if len(key) != KEY_BYTES:
-        try:
-            key = _new_key(path)
-        except OSError:
-            return None
-    _KEYS[path] = key
-    return key
-
-
-def _new_key(path: str) -> bytes:
-    """Write a fresh key (readable by this user only) and return it; raises OSError."""
-    folder = os.path.dirname(path)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    key = os.urandom(KEY_BYTES)
-    temporary = os.path.join(folder, f".cache-key-{os.getpid()}-{os.urandom(4).hex()}")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
-    try:
-        with open(descriptor, "wb") as out:
-            out.write(key)
-        os.replace(temporary, path)  # two first runs at once: either key wins, the other cache rebuilds
-    except OSError:
-        os.unlink(temporary)
-        raise
-    return key
 
 
 def is_plain_folder(folder: StrPath) -> bool:
