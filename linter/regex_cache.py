@@ -163,22 +163,16 @@ def _well_formed(loaded: Any) -> bool:
 
 
 def _write(path: str, saved: Saved) -> None:
-    """Through a fresh temporary name, then renamed: a reader never sees half a file; failures are silent."""
+    """Whole or not at all (policies/whole_file.py); failures are silent."""
+    from ..policies.whole_file import write_whole
     from .user_key import keyed_digest
 
     body = marshal.dumps(saved)
     mac = keyed_digest(body, _PURPOSE)
     if mac is None or len(body) + len(mac) > MAX_BYTES:
         return
-    temporary = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
-        with open(descriptor, "wb") as handle:
-            handle.write(mac + body)
-        os.replace(temporary, path)
     except OSError:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
+        return
+    write_whole(path, mac + body)
