@@ -685,7 +685,8 @@ def _run_helm(copy: Path, requests: list[dict[str, Any]], clock: helm_budget.Clo
     One child renders the sets in turn; when one fails it, the next child starts after that set.
     Once the chart's or the run's time budget is used up, the sets left are not rendered (each says so).
     Each reply is given as it comes (the caller maps it while the child renders the next set);
-    `idle` is called while a child renders its first set, with what says when its reply is there;
+    `idle` is called while a child renders its first set, with what says when to stop: its reply is there, or
+    a child renders on every core (helm_pool.core_idle);
     `ended` once no child of the chart is alive any more, before the last reply is given.
     """
     answered = 0
