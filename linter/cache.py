@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import marshal
 import os
-import stat
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
 if TYPE_CHECKING:
@@ -37,51 +36,14 @@ if TYPE_CHECKING:
 from .. import __version__
 from ..policies.model import FieldPath, ObjectKey
 from .analyse import FileResult, Locations, ObjectRecord
-from .user_key import MAC_BYTES as _MAC_BYTES, compare_digest as _compare_digest, keyed_digest
-from .user_key import digest as digest  # (units/render_cache.py takes it from here: units/ reads through cache.py)
+# (cli.py, engine.py and units/render_cache.py take these from here: units/ reads through cache.py)
+from .user_key import create_file as create_file, digest as digest, is_plain_folder as is_plain_folder
+from .user_key import make_cache_folder as make_cache_folder, read_authentic as read_authentic
+from .user_key import keyed_digest as keyed_digest, write_authentic as write_authentic
 
 CACHE_DIR = ".fieldwarden_cache"
 CACHE_FILE = "context.cache"  # not *.json: a committed cache must not become a context manifest
 FORMAT = 3  # 1 was context.pickle, 2 JSON: neither is read again
-MAX_CACHE_BYTES = 256 << 20  # a larger file is not read (nor written)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-
-
-def is_plain_folder(folder: StrPath) -> bool:
-    """Whether `folder` is a real folder, not a symlink (to one) or anything else."""
-    try:
-        return stat.S_ISDIR(os.lstat(folder).st_mode)
-    except OSError:
-        return False
-
-
-def make_cache_folder(folder: StrPath) -> bool:
-    """Create the cache folder with a .gitignore that keeps it out of git.
-
-    False when it cannot be used for writing: it is a symlink or not a folder (say, one a
-    repository planted), or it cannot be created.
-    """
-    try:
-        os.mkdir(folder)
-    except OSError:  # (as Path.mkdir(exist_ok=True): an existing folder is fine)
-        if not os.path.isdir(folder):
-            return False
-    if not is_plain_folder(folder):
-        return False
-    create_file(os.path.join(folder, ".gitignore"), b"# created by fieldwarden\n*\n")
-    return True
-
-
-def create_file(path: StrPath, data: bytes) -> bool:
-    """Create a new file; False (and nothing written) when the name exists, even as a dangling link."""
-    try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
-    except OSError:
-        return False
-    with open(descriptor, "wb") as out:
-        out.write(data)
-    return True
 
 
 class ContextCache:
@@ -140,55 +102,6 @@ class ContextCache:
         except (ValueError, TypeError, RecursionError):  # put() lets none through; never a traceback
             return
         write_authentic(self.file, body, b"context-cache")
-
-
-def write_authentic(path: StrPath, body: bytes, purpose: bytes) -> None:
-    """Write a cache file atomically, its body after a MAC under `purpose`; failures just mean no cache."""
-    import tempfile
-
-    mac = keyed_digest(body, purpose)
-    folder = _folder(path)
-    if mac is None or len(body) + 2 * _MAC_BYTES + 1 > MAX_CACHE_BYTES or not make_cache_folder(folder):
-        return
-    temporary = ""
-    try:
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".cache-")  # O_EXCL: no link followed
-        with os.fdopen(handle, "wb") as out:
-            out.write(mac.hex().encode("ascii") + b"\n" + body)
-        os.replace(temporary, path)  # replaces a link of that name, never writes through it
-    except OSError:
-        if temporary:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
-
-
-def _folder(path: StrPath) -> str:
-    """The folder a file is in (Path.parent's name)."""
-    return os.path.dirname(path) or "."
-
-
-def read_authentic(path: StrPath, purpose: bytes = b"context-cache") -> bytes:
-    """The body of a cache file this user's fieldwarden wrote; ValueError or OSError otherwise."""
-    if not is_plain_folder(_folder(path)):
-        raise ValueError("the cache folder is not a plain folder")
-    # O_NOFOLLOW: not through a link; O_NONBLOCK: a FIFO must not hang the run (fstat refuses it)
-    descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
-    with open(descriptor, "rb") as handle:
-        info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CACHE_BYTES:
-            raise ValueError("not a regular file, or too large")
-        data = handle.read(MAX_CACHE_BYTES + 1)
-    if len(data) > MAX_CACHE_BYTES:
-        raise ValueError("too large")
-    mac, _, body = data.partition(b"\n")
-    expected = keyed_digest(body, purpose)
-    if expected is None:
-        raise ValueError("no user key")
-    if not _compare_digest(mac, expected.hex().encode("ascii")):
-        raise ValueError("not written by this user's fieldwarden")
-    return body
 
 
 def _plain(value: Any) -> bool:

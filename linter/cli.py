@@ -247,8 +247,7 @@ def _validate_cached(data: object, text: str, source: str, folder: str) -> None:
     committed to the repository cannot stand in for validation.
     """
     from .. import __version__
-    from .cache import CACHE_DIR, create_file, is_plain_folder, make_cache_folder
-    from .user_key import keyed_digest
+    from .cache import CACHE_DIR, create_file, is_plain_folder, keyed_digest, make_cache_folder
 
     stamp = keyed_digest(f"{__version__}\0{text}".encode(), b"config-valid")
     cache = os.path.join(folder, CACHE_DIR)

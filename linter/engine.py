@@ -728,8 +728,7 @@ def _load_context(
             loaded.append((str(path), path, data, error, settings, False))
     if root is None or sum(len(item[2] or b"") for item in loaded) < CACHE_MIN_BYTES:
         return [_slim(result) for result in _analyse_loaded(loaded, full=False, alone=alone)]
-    from .cache import ContextCache
-    from .user_key import digest
+    from .cache import ContextCache, digest
 
     # What a file contributes depends on its bytes and on its configuration's default
     # namespace: one namespace for all (the usual case) keys the whole cache, several

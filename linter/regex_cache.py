@@ -40,9 +40,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 FORMAT = 1
-MAX_BYTES = 4 << 20  # a larger file is neither read nor written
 _PURPOSE = b"regex-cache"
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 # (pattern, flags as asked) -> (flags, code, groups, groupindex, indexgroup): what `_sre.compile` takes
 Saved = dict[tuple[str, int], tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]]
@@ -68,15 +66,15 @@ def usable() -> bool:
 
 def cache_path() -> str | None:
     """This interpreter's file in the user's cache folder (None without a usable home)."""
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):
-        base = os.path.join(os.path.expanduser("~"), ".cache")
-        if not os.path.isabs(base):
-            return None
     from binascii import crc32
 
+    from .user_key import cache_home
+
+    home = cache_home()
+    if home is None:
+        return None
     interpreter = f"{sys.version}\0{sys.implementation.cache_tag}\0{getattr(_sre, 'MAGIC', '')}\0{getattr(_sre, 'CODESIZE', '')}"
-    return os.path.join(base, "fieldwarden", f"regex-{FORMAT}-{crc32(interpreter.encode()):08x}.marshal")
+    return os.path.join(home, f"regex-{FORMAT}-{crc32(interpreter.encode()):08x}.marshal")
 
 
 def warm() -> Warmed | None:
@@ -129,22 +127,10 @@ def code_of(pattern: str, flags: int) -> tuple[int, list[int], int, dict[str, in
 
 
 def _read(path: str) -> Saved:
-    from .user_key import MAC_BYTES, compare_digest, keyed_digest
+    from .user_key import read_authentic
 
     try:
-        descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW)
-    except OSError:
-        return {}
-    try:
-        with open(descriptor, "rb") as handle:
-            data = handle.read(MAX_BYTES + 1)
-        if len(data) > MAX_BYTES:
-            return {}
-        mac, body = data[:MAC_BYTES], data[MAC_BYTES:]
-        expected = keyed_digest(body, _PURPOSE)
-        if expected is None or not compare_digest(mac, expected):
-            return {}
-        loaded = marshal.loads(body)
+        loaded = marshal.loads(read_authentic(path, _PURPOSE))
     except (OSError, ValueError, EOFError, TypeError):
         return {}
     return loaded if _well_formed(loaded) else {}
@@ -163,16 +149,7 @@ def _well_formed(loaded: Any) -> bool:
 
 
 def _write(path: str, saved: Saved) -> None:
-    """Whole or not at all (policies/whole_file.py); failures are silent."""
-    from ..policies.whole_file import write_whole
-    from .user_key import keyed_digest
+    """Authenticated, whole or not at all (user_key.write_authentic); failures are silent."""
+    from .user_key import write_authentic
 
-    body = marshal.dumps(saved)
-    mac = keyed_digest(body, _PURPOSE)
-    if mac is None or len(body) + len(mac) > MAX_BYTES:
-        return
-    try:
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    except OSError:
-        return
-    write_whole(path, mac + body)
+    write_authentic(path, marshal.dumps(saved), _PURPOSE)

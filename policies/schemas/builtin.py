@@ -233,10 +233,18 @@ def _check(body: bytes) -> bytes:
 
 def _write(path: str, data: Any) -> None:
     """Write through a fresh temporary name, then rename: a reader never sees half a file."""
-    from ..whole_file import write_whole
-
+    temporary = f"{path}.{os.getpid()}.tmp"
     body = marshal.dumps(data)
-    write_whole(path, _check(body) + body)
+    try:
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with open(descriptor, "wb") as handle:
+            handle.write(_check(body) + body)
+        os.replace(temporary, path)
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
 
 
 def _is_index(data: Any) -> bool:

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import pytest
 
-from fieldwarden.linter import cache, engine
+from fieldwarden.linter import cache, engine, user_key
 from fieldwarden.linter.cache import CACHE_DIR, CACHE_FILE
 from tests.helpers import lint, write
 
@@ -297,7 +297,7 @@ def test_unreadable_cache_is_rebuilt(repo: Path, parsed: list[str], monkeypatch:
     elif damage == "fifo":
         os.mkfifo(file)
     else:
-        monkeypatch.setattr(cache, "MAX_CACHE_BYTES", 4 * len(good))
+        monkeypatch.setattr(user_key, "MAX_CACHE_BYTES", 4 * len(good))  # (where the cache files are read)
         file.write_bytes({
             "empty": b"",
             "garbage": b"not a cache \x00\xff" * 10,
