@@ -43,6 +43,7 @@ from typing import Any, Callable, ContextManager, Iterable, Iterator, NamedTuple
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from . import helm_archive, helm_budget, helm_child, helm_fetch, helm_pool, helm_schema, helm_seccomp, helmmap, inline_values
+from . import scratch as scratch_folders
 from ..loader import load
 from .not_linted import NotLinted
 from .rendered import NAME_PATHS, FieldPath, Place, Render, RenderedObject, RenderProblem
@@ -238,7 +239,7 @@ def render_chart_sets(root: Path, chart: str, sets: Sequence[ValueSet], *, timeo
             results[index] = Render([], inputs[index], [*problems, *dependencies, missing])
         return [render for render in results if render is not None]
     copied: list[RenderProblem] = []
-    with tempfile.TemporaryDirectory(prefix="fieldwarden-helm-") as scratch:
+    with scratch_folders.folder("fieldwarden-helm-") as scratch:
         copy = Path(scratch) / "chart"
         layout.write(copy, copied)
         requests = [{"values": [text for _, text in values], "release": sets[index].release,

