@@ -659,12 +659,12 @@ _POINTER = re.compile(r"\b0x[0-9a-f]{6,}\b")  # `merging from generator &{0xc000
 
 def _steady(message: str) -> str:
     """kustomize's message worded the same every run: no log prefix, time, PID, pointer or temporary folder."""
-    from .scratch import root
+    from .scratch import roots
 
     message = _TIMESTAMP.sub("", _LOG_PREFIX.sub("", message))
     message = _POINTER.sub("0x...", message)
-    temporary = re.escape(root().rstrip(os.sep))
-    return re.sub(temporary + r"/[^\s'\":]*", "<temporary folder>", message)
+    temporary = "|".join(re.escape(folder.rstrip(os.sep)) for folder in roots())
+    return re.sub(f"(?:{temporary})" + r"/[^\s'\":]*", "<temporary folder>", message)
 
 
 def _warnings(messages: str, unit: list[Kustomization]) -> list[RenderProblem]:

@@ -38,14 +38,24 @@ def base() -> str | None:
     return _CHOSEN[0]
 
 
-def root() -> str:
-    """The folder itself, for telling its paths apart in a renderer's messages."""
-    return base() or tempfile.gettempdir()
+def roots() -> tuple[str, ...]:
+    """The folders render folders may be in (the chosen one, Python's default): paths under them are told
+    apart in a renderer's messages."""
+    default = tempfile.gettempdir()
+    chosen = base()
+    return (chosen, default) if chosen is not None and chosen != default else (default,)
 
 
 def folder(prefix: str) -> tempfile.TemporaryDirectory[str]:
-    """A new private folder (mode 0700) under base(), removed when the `with` block ends."""
-    return tempfile.TemporaryDirectory(prefix=prefix, dir=base())
+    """A new private folder (mode 0700) under base(), removed when the `with` block ends; in Python's
+    default temporary folder when base() cannot take one any more (full, removed, made read-only)."""
+    chosen = base()
+    if chosen is not None:
+        try:
+            return tempfile.TemporaryDirectory(prefix=prefix, dir=chosen)
+        except OSError:
+            pass
+    return tempfile.TemporaryDirectory(prefix=prefix)
 
 
 def choose(environ: Mapping[str, str], free: Callable[[str], int] | None = None, slots: int = 1) -> str | None:

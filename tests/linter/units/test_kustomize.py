@@ -714,9 +714,9 @@ def test_the_repositorys_own_merge_error_is_on_its_generator_entry_and_worded_th
 
 
 def test_kustomizes_log_prefixes_times_pids_and_temporary_folders_are_left_out() -> None:
-    from fieldwarden.linter.units.scratch import root
+    from fieldwarden.linter.units.scratch import roots
 
-    temporary = root()  # where the builds run (an in-memory folder when there is room: scratch.py)
+    temporary = roots()[0]  # where the builds run (an in-memory folder when there is room: scratch.py)
     said = (f"E1127 08:00:01.123456   12345 run.go:72] Error: 2026/11/27 08:00:01 merging from generator "
             f"&{{0xc000a1b2c0 0xc000d4e5f6}}: in {temporary}/kustomize-3982734/manifests/base: not found")
     assert kustomize._steady(said) == ("Error: merging from generator &{0x... 0x...}: in <temporary folder>: not found")

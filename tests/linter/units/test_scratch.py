@@ -68,3 +68,25 @@ def test_kustomize_builds_in_the_chosen_folder_and_its_messages_do_not_name_it(
     assert list(memory.iterdir()) == []  # removed once the build ended
     elsewhere = render_kustomization(project, "app", tool=[sh, "-c", "echo \"Error: nothing in /var/x\" >&2; exit 1", "sh"])
     assert [p.message for p in elsewhere.problems] == ["kustomize: nothing in /var/x"]
+
+
+def test_a_chosen_folder_that_cannot_take_one_any_more_falls_back_to_the_default(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    monkeypatch.setattr(scratch, "_CHOSEN", [str(tmp_path / "removed")])
+    with scratch.folder("fieldwarden-test-") as made:
+        assert Path(made).parent == Path(tempfile.gettempdir()) and Path(made).is_dir()
+    assert not Path(made).exists()
+    assert scratch.roots() == (str(tmp_path / "removed"), tempfile.gettempdir())
+
+
+def test_kustomize_messages_name_neither_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    from fieldwarden.linter.units import kustomize
+
+    monkeypatch.setattr(scratch, "_CHOSEN", [str(tmp_path)])
+    for folder in (str(tmp_path), tempfile.gettempdir()):
+        assert kustomize._steady(f"Error: in {folder}/fieldwarden-kustomize-x1/build: not found") == (
+            "Error: in <temporary folder>: not found")
