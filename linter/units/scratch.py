@@ -34,7 +34,9 @@ _CHOSEN: list[str | None] = []  # the run's choice, made on first use
 def base() -> str | None:
     """The folder short-lived render folders go in; None: Python's default (tempfile.gettempdir())."""
     if not _CHOSEN:
-        _CHOSEN.append(choose(os.environ, slots=_cpus()))
+        from .renders import _cpus as render_slots  # (renders.render_pending: one slot per core)
+
+        _CHOSEN.append(choose(os.environ, slots=render_slots()))
     return _CHOSEN[0]
 
 
@@ -70,13 +72,6 @@ def choose(environ: Mapping[str, str], free: Callable[[str], int] | None = None,
             if available(path) >= PER_SLOT * slots:
                 return path
     return None
-
-
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - macOS, Windows
-        return os.cpu_count() or 1
 
 
 def _free(path: str) -> int:
