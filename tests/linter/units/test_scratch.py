@@ -62,9 +62,12 @@ def test_kustomize_builds_in_the_chosen_folder_and_its_messages_do_not_name_it(
     project = tmp_path / "project"
     write(project, "app/kustomization.yaml", "resources: [cm.yaml]\n")
     write(project, "app/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n")
-    # a kustomize that fails naming the folder it was run in
-    said = render_kustomization(project, "app", tool=[sh, "-c", "echo \"Error: nothing in $(pwd)\" >&2; exit 1", "sh"])
-    assert [p.message for p in said.problems] == ["kustomize: nothing in <temporary folder>"]
+    # a kustomize that fails naming the folder it was run in, once as a path, once with its slashes
+    # turned to colons (which the messages keep: where the build ran shows)
+    said = render_kustomization(project, "app", tool=[
+        sh, "-c", "echo \"Error: nothing in $(pwd) ($(pwd | tr / :))\" >&2; exit 1", "sh"])
+    [message] = [p.message for p in said.problems]
+    assert message.startswith("kustomize: nothing in <temporary folder> (" + str(memory).replace("/", ":") + ":")
     assert list(memory.iterdir()) == []  # removed once the build ended
     elsewhere = render_kustomization(project, "app", tool=[sh, "-c", "echo \"Error: nothing in /var/x\" >&2; exit 1", "sh"])
     assert [p.message for p in elsewhere.problems] == ["kustomize: nothing in /var/x"]
