@@ -50,8 +50,10 @@ from .rendered import NAME_PATHS, FieldPath, Place, Render, RenderedObject, Rend
 from .plan import InlineValues
 
 EXTRA = helm_child.EXTRA  # the optional dependency's extra in pyproject.toml
-SOURCES = (__file__, helmmap.__file__, helm_child.__file__, helm_pool.__file__, helm_schema.__file__, helm_archive.__file__,
-           helm_budget.__file__, helm_seccomp.__file__, inline_values.__file__, helm_fetch.__file__)  # the code a render depends on besides Helm (for a render cache's key)
+_PASSED = os.path.join(os.path.dirname(helm_child.__file__), "helm_passed.py")  # (the child's alone: not imported here)
+SOURCES = (__file__, helmmap.__file__, helm_child.__file__, _PASSED, helm_pool.__file__, helm_schema.__file__,
+           helm_archive.__file__, helm_budget.__file__, helm_seccomp.__file__, inline_values.__file__,
+           helm_fetch.__file__)  # the code a render depends on besides Helm (for a render cache's key)
 RELEASE = "release-name"  # `helm template`'s release name when none is given
 TIMEOUT = helm_budget.SET  # seconds a value set may take by default, child process start included (helm_budget.py)
 MEMORY = 1 << 30  # bytes of data the rendering process may hold

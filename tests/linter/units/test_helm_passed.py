@@ -1,5 +1,5 @@
-"""The Helm rendering child (helm_child.py): what it answers, and that a render's output crosses
-it without becoming Python strings.
+"""A set's render answered from Helm's own buffer (helm_passed.py, in the child of helm_child.py):
+what it answers, and that a render's output crosses the child without becoming Python strings.
 
 kyverno's charts/kyverno (111e07bbec) renders 3.5 MB a set, 27 sets; decoding, comparing and
 encoding each answer grew the child's heap by ~65 MB, the largest part of the linter's peak
@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fieldwarden.linter.units import helm_child
+from fieldwarden.linter.units import helm_child, helm_passed
 
 helm_python = pytest.importorskip("helm_python")
 
@@ -56,8 +56,8 @@ class _Sink:
         pass
 
 
-def _passed() -> helm_child._Passed:
-    passed = helm_child._Passed.of(helm_python)
+def _passed() -> helm_passed.Passed:
+    passed = helm_passed.Passed.of(helm_python)
     assert passed is not None, "helm_python's declaration of helm_render is not the one helm_child.py was written for"
     return passed
 
@@ -135,7 +135,7 @@ class _Counted:
 @given(st.dictionaries(st.text(), st.text(), max_size=8), st.booleans())
 def test_entries_cut_any_compact_object_of_strings_where_json_does(templates: dict[str, str], ascii_only: bool) -> None:
     data = json.dumps(templates, separators=(",", ":"), ensure_ascii=ascii_only).encode()
-    entries = helm_child._entries(memoryview(data))
+    entries = helm_passed.entries(memoryview(data))
     assert entries is not None
     assert {json.loads(name): json.loads(data[start:end]) for name, start, end in entries} == templates
 
@@ -143,7 +143,7 @@ def test_entries_cut_any_compact_object_of_strings_where_json_does(templates: di
 @pytest.mark.parametrize("data", [b"", b"{", b"[]", b'{"a":"b"', b'{"a":"b"}x', b'{"a": "b"}', b'{"a":1}', b'{"a":null}',
                                   b'{"a":{"b":"c"}}', b'{"a":"b",}', b'{"a":"b\\"}', b'{"a""b"}', b'{"a":"b"x"c":"d"}'])
 def test_entries_refuse_any_other_shape(data: bytes) -> None:
-    assert helm_child._entries(memoryview(data)) is None
+    assert helm_passed.entries(memoryview(data)) is None
 
 
 def test_a_helm_python_whose_declaration_of_helm_render_differs_is_used_through_its_public_api(
@@ -151,7 +151,7 @@ def test_a_helm_python_whose_declaration_of_helm_render_differs_is_used_through_
     from helm_python import _native
 
     monkeypatch.setitem(_native.SIGNATURES, "helm_render", (_native.SIGNATURES["helm_render"][0], []))
-    assert helm_child._Passed.of(helm_python) is None
+    assert helm_passed.Passed.of(helm_python) is None
     chart = _chart(tmp_path, {"cm.yaml": "size: {{ .Values.size | quote }}\n"})
     previous: dict[str, Any] = {}
     answers = [helm_child._alike_as_null(helm_child.render(helm_python, chart, value_set, 1 << 20), previous)
