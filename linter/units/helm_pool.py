@@ -26,9 +26,6 @@ from typing import IO, Any
 _COMMAND = "from fieldwarden.linter.units.helm_child import main; main()"
 
 
-AHEAD = 1  # lines a child's reader holds for the linter to take
-
-
 class Child:
     """A running child: its process, the lines it answered (read by a thread), its error output."""
 
@@ -38,20 +35,15 @@ class Child:
         self.errors = errors
         self.kept = False  # it is one of the pool's kept children (_KEPT)
         self.taken = False  # a chart's sets are sent to it (_TAKEN counts it)
-        # A line is a whole set's render (kyverno's main chart: 3.5 MB): the child renders ahead of
-        # the linter by a line or two at most, then waits to write, rather than its lines piling up here
-        self.lines: queue.Queue[bytes] = queue.Queue(maxsize=AHEAD)
-        self.discarding = False  # ended: what it still writes is read and dropped
+        self.lines: queue.Queue[bytes] = queue.Queue()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
     def _read(self) -> None:
         assert self.process.stdout is not None
         for line in self.process.stdout:
-            if not self.discarding:
-                self.lines.put(line)
-        if not self.discarding:
-            self.lines.put(b"")
+            self.lines.put(line)
+        self.lines.put(b"")
 
     def send(self, request: bytes) -> None:
         """One request line; OSError when the child ended (its error output says why)."""
@@ -77,12 +69,6 @@ class Child:
                 self.process.stdin.close()
         except OSError:
             self.process.kill()
-        self.discarding = True
-        while True:  # a reader waiting to put a line is let go; the lines after it are dropped
-            try:
-                self.lines.get_nowait()
-            except queue.Empty:
-                break
         self.process.wait()
         self.reader.join()
         self.errors.close()

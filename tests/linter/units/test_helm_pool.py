@@ -188,24 +188,3 @@ def test_core_idle_counts_the_children_rendering_a_chart_now(tmp_path: Path, mon
     again.end(kill=True)
     assert helm_pool.core_idle() and helm_pool._TAKEN == [0]
     helm_pool.close_idle()
-
-
-def test_a_child_renders_ahead_by_a_line_then_waits_and_ends_when_its_lines_are_not_taken(tmp_path: Path) -> None:
-    """A line is a whole set's render (kyverno's main chart: 3.5 MB); were they read ahead without
-    bound, a chart's sets would pile up in the linter while it places the first."""
-    import subprocess
-    import sys
-    import time
-
-    writer = "import sys\nfor _ in range(40):\n    sys.stdout.write('x' * (1 << 20) + '\\n')\n    sys.stdout.flush()\n"
-    process = subprocess.Popen([sys.executable, "-c", writer], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    child = helm_pool.Child(("test",), process, (tmp_path / "errors").open("w+b"))
-    deadline = time.monotonic() + 10
-    while child.lines.qsize() < helm_pool.AHEAD and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.3)
-    assert child.lines.qsize() == helm_pool.AHEAD and process.poll() is None  # it waits to write the rest
-    assert len(child.lines.get(timeout=5)) == (1 << 20) + 1
-    started = time.monotonic()
-    child.end(kill=False)  # its lines are no longer taken: read and dropped, so it ends
-    assert process.returncode == 0 and not child.reader.is_alive() and time.monotonic() - started < 10
