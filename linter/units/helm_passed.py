@@ -39,7 +39,8 @@ class Passed:
     @classmethod
     def of(cls, helm: Any) -> Passed | None:
         """None when helm_python's declaration of helm_render (or of helm_free_string) is not the
-        one this was written against, or the C library's strlen cannot be had."""
+        one this was written against, when what it is called with (a chart's handle, the SDK's
+        string and error helpers) is not there, or when the C library's strlen cannot be had."""
         if helm is None:
             return None
         try:
@@ -51,7 +52,8 @@ class Passed:
                 return None
             libc = ctypes.CDLL(None)
             libc.strlen.restype, libc.strlen.argtypes = ctypes.c_size_t, [ctypes.c_void_p]
-            if not (callable(_native.lib.helm_render) and callable(_native.take_string) and callable(errors.raise_for_code)):
+            if not (callable(_native.lib.helm_render) and callable(_native.take_string) and callable(errors.raise_for_code)
+                    and callable(helm.Chart._raw)):
                 return None
         except (ImportError, AttributeError, OSError, TypeError):
             return None

@@ -150,6 +150,10 @@ def test_a_helm_python_whose_declaration_of_helm_render_differs_is_used_through_
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from helm_python import _native
 
+    assert helm_passed.Passed.of(helm_python) is not None
+    with monkeypatch.context() as patched:
+        patched.setattr(helm_python.Chart, "_raw", None)
+        assert helm_passed.Passed.of(helm_python) is None
     monkeypatch.setitem(_native.SIGNATURES, "helm_render", (_native.SIGNATURES["helm_render"][0], []))
     assert helm_passed.Passed.of(helm_python) is None
     chart = _chart(tmp_path, {"cm.yaml": "size: {{ .Values.size | quote }}\n"})
