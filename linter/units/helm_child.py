@@ -88,7 +88,7 @@ def render(helm: Any, chart_folder: str, value_set: dict[str, Any], max_output: 
 
 
 def staged(helm: Any, chart_folder: str, value_set: dict[str, Any],
-            rendered: Callable[[Any, dict[str, Any], dict[str, Any]], dict[str, Any] | None]) -> dict[str, Any] | None:
+           rendered: Callable[[Any, dict[str, Any], dict[str, Any]], dict[str, Any] | None]) -> dict[str, Any] | None:
     """`rendered(chart, values, options)` of the set's values files merged in order, or Helm's error
     with the stage it came from ("values:<index>", "load", "render")."""
     stage = "values"
