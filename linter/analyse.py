@@ -12,7 +12,7 @@ import stat
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING without importing typing: policies/records.py)
 if TYPE_CHECKING:
     from os import PathLike
-    from typing import Any, Iterable, NamedTuple
+    from typing import Any, Iterable, NamedTuple, Sequence
 
     from ..policies.schemas.crd import Catalog
 else:
@@ -27,7 +27,8 @@ from ..policies.registry import RULES
 from ..policies.rule import OBJECT, SET
 from .discover import is_helm_template
 from .units.plan import PATHS as GITOPS_PATHS
-from .loader import Loaded, decode, load, json_non_manifest, locate
+from .loader import Document, Loaded, decode, load, json_non_manifest, locate
+from .plainload import PlainDocument, Spot, load_plain
 from .suppress import ANNOTATION, Directive, annotation_codes, scan_comments
 
 Locations = dict[FieldPath, tuple[int, int]]
@@ -156,6 +157,9 @@ def analyse(
         assert problem is not None
         return FileResult(display, [_input_finding(display, *problem)], [], [], [], "")
     template = "{{" in text and path is not None and is_helm_template(path)
+    plain = load_plain(text) if read is None and not template else None
+    if plain is not None:  # (no problems, nothing template-like: none of what follows applies)
+        return _analysed(display, text, plain, [], settings, full, consumed, crds)
     loaded = None if template else read if read is not None else load(text)
     if "{{" in text and (loaded is None or loaded.template_like or any(p.code == "FW001" for p in loaded.problems)):
         if consumed:  # a template rendered elsewhere: its comments may suppress what is found on its lines
@@ -166,13 +170,21 @@ def analyse(
     if loaded.problems and json_non_manifest(os.fspath(path) if path is not None else display, text):
         return FileResult(display, [], [], [], [], "")  # JSONC, JSON lines...: no manifest, no findings
     findings.extend(_input_finding(display, *problem) for problem in loaded.problems)
+    return _analysed(display, text, loaded.documents, findings, settings, full, consumed, crds)
+
+
+def _analysed(
+    display: str, text: str, documents: Sequence[Document | PlainDocument], findings: list[Finding], settings: Settings,
+    full: bool, consumed: bool, crds: Catalog | None,
+) -> FileResult:
+    """The object rules, projections and comments of a file's documents (read by either loader)."""
     objects: list[ObjectRecord] = []
     tree = context_tree()
     # The object rules for each kind met (rule.KINDS), with their options: a rule's module is imported
     # when an object of its kinds is met (registry.py). Made once per settings (their memo), not per file.
     by_kind: dict[tuple[str, str], list[tuple[Any, Any]]] = settings.memo.setdefault(_BY_KIND, {}) if full and not consumed else {}
     object_rules = _object_rules(settings) if full and not consumed else []
-    for document in loaded.documents:
+    for document in documents:
         for prefix, node, obj in _objects(document.node, document.data):
             key = object_key(obj, settings.default_namespace)
             label = key.label() if key else _label_without_name(obj)
@@ -185,7 +197,7 @@ def analyse(
                 rules = [(r, {**c, "crds": crds}) if r.CODE in READS_CRDS else (r, c) for r, c in rules]
             for rule, conf in rules:
                 for violation in rule.check(obj, conf):
-                    line, column = locate(node, violation.path)
+                    line, column = _locate(node, obj, violation.path)
                     findings.append(
                         Finding(
                             display, line, column, rule.CODE, lighter(settings.severity[rule.CODE], violation), label,
@@ -194,17 +206,17 @@ def analyse(
                         )
                     )
             ignore = annotation_codes(obj)
-            ignore_at = locate(node, ("metadata", "annotations", ANNOTATION)) if ignore is not False else (0, 0)
+            ignore_at = _locate(node, obj, ("metadata", "annotations", ANNOTATION)) if ignore is not False else (0, 0)
             locations: Locations = {}
             projection = _project(obj, node, tree, locations)
-            name_line = locations.get(("metadata", "name"), (node.start_mark.line + 1, 0))[0]
+            name_line = locations.get(("metadata", "name"), (_line(node), 0))[0]
             if not full:
                 locations = {}  # findings are only reported for targets: context needs no positions
             objects.append(
                 ObjectRecord(key, label, projection, locations, f"{display}:{name_line}", document.index, prefix, ignore, ignore_at)
             )
     directives = scan_comments(text) if full else []
-    spans = [(d.start_line, d.end_line) for d in loaded.documents]
+    spans = [(d.start_line, d.end_line) for d in documents]
     return FileResult(display, findings, objects, directives, spans, "")
 
 
@@ -244,20 +256,28 @@ def _label_without_name(obj: dict[str, Any]) -> str:
     return f"{obj['kind']}/{generate}*" if isinstance(generate, str) else f"{obj['kind']}/(unnamed)"
 
 
-def _objects(node: Node, data: Any) -> Iterable[tuple[FieldPath, Node, dict[str, Any]]]:
+# Where a node stands: in the full loader's node tree, or in the compiled reader's table (plainload.py).
+Where = Node | Spot
+
+
+def _objects(node: Where, data: Any) -> Iterable[tuple[FieldPath, Where, dict[str, Any]]]:
     """Kubernetes objects of a document; the items of a `kind: List` each count."""
     if not is_kubernetes_object(data):
         return
     if data["kind"].endswith("List") and isinstance(data.get("items"), list):
-        items_node = _child(node, "items")
-        for index, item in enumerate(data["items"]):
-            if is_kubernetes_object(item) and isinstance(items_node, SequenceNode) and index < len(items_node.value):
-                yield ("items", index), items_node.value[index], item
+        items_node = node.keys(data, _ITEMS)["items"][1] if isinstance(node, Spot) else _child(node, "items")
+        for index, (item, place) in enumerate(zip(data["items"], _items(items_node, len(data["items"])))):
+            if is_kubernetes_object(item) and place is not None:
+                yield ("items", index), place, item
         return
     yield (), node, data
 
 
+_ITEMS = frozenset({"items"})
+
+
 def _child(node: Node, key: str) -> Node | None:
+    """The value of a mapping node's first `key` (a repeated key is a FW002 already)."""
     if isinstance(node, MappingNode):
         for key_node, value_node in node.value:
             if isinstance(key_node, ScalarNode) and key_node.value == key:
@@ -265,27 +285,57 @@ def _child(node: Node, key: str) -> Node | None:
     return None
 
 
-def _project(obj: Any, node: Node, tree: PathTree, locations: Locations) -> dict[str, Any]:
+def _locate(node: Where, data: Any, path: FieldPath) -> tuple[int, int]:
+    """loader.locate(), for either kind of place."""
+    return node.locate(data, path) if isinstance(node, Spot) else locate(node, path)
+
+
+def _line(node: Where) -> int:
+    """The 1-based line a node starts on."""
+    return node.line if isinstance(node, Spot) else node.start_mark.line + 1
+
+
+def _keys(node: Where | None, mapping: dict[str, Any], wanted: Any) -> dict[str, tuple[tuple[int, int], Where | None]]:
+    """The keys of `mapping` in `wanted`, each with its key's position and its value's place (the last one of
+    a repeated key wins, as in the data)."""
+    if isinstance(node, Spot):
+        return node.keys(mapping, wanted)  # type: ignore[return-value]
+    found: dict[str, tuple[tuple[int, int], Where | None]] = {}
+    if isinstance(node, MappingNode):
+        for key_node, value_node in node.value:
+            if key_node.__class__ is ScalarNode and key_node.value in wanted:
+                mark = key_node.start_mark
+                found[key_node.value] = ((mark.line + 1, mark.column + 1), value_node if isinstance(value_node, Node) else None)
+    return found
+
+
+def _items(node: Where | None, count: int) -> list[Where | None]:
+    """The places of a sequence's first `count` items (fewer where the node has fewer)."""
+    if isinstance(node, Spot):
+        return node.items(count)  # type: ignore[return-value]
+    return list(node.value[:count]) if isinstance(node, SequenceNode) else []
+
+
+def _project(obj: Any, node: Where, tree: PathTree, locations: Locations) -> dict[str, Any]:
     """Copy only the fields in `tree` of `obj` and record where each step stands in `node`."""
     out: dict[str, Any] = {}
     _take(obj, out, node, tree, (), locations)
     return out
 
 
-def _take(src: Any, dst: Any, node: Node | None, tree: PathTree, done: FieldPath, locations: Locations) -> None:
+def _take(src: Any, dst: Any, node: Where | None, tree: PathTree, done: FieldPath, locations: Locations) -> None:
     """Copy the steps of `tree` from `src` into `dst` (a partial copy of `src` being built)."""
     if isinstance(src, list):
         star = tree.get("*")
         if star is None:
             return
         ends, deeper = star
-        items = node.value if isinstance(node, SequenceNode) else ()
+        items = _items(node, len(src)) if node is not None else []
         for index, item in enumerate(src):
             item_node = items[index] if index < len(items) else None
             here = _path(done + (index,))
             if item_node is not None:
-                mark = item_node.start_mark
-                locations[here] = (mark.line + 1, mark.column + 1)
+                locations[here] = (_line(item_node), _column(item_node))
             if ends:
                 dst[index] = item
             if not deeper:
@@ -298,21 +348,16 @@ def _take(src: Any, dst: Any, node: Node | None, tree: PathTree, done: FieldPath
         return
     if not isinstance(src, dict):
         return
-    nodes: dict[str, tuple[Node, Node]] = {}
-    if isinstance(node, MappingNode):
-        for key_node, value_node in node.value:
-            if key_node.__class__ is ScalarNode and key_node.value in tree:
-                nodes[key_node.value] = (key_node, value_node)  # the last one wins, as in the data
+    places = _keys(node, src, tree) if node is not None else {}
     for part, (ends, deeper) in tree.items():
         if part == "*" or part not in src:
             continue
         value = src[part]
         here = _path(done + (part,))
-        found = nodes.get(part)
+        found = places.get(part)
         value_node = None
         if found is not None:
-            mark = found[0].start_mark
-            locations[here] = (mark.line + 1, mark.column + 1)
+            locations[here] = found[0]
             value_node = found[1]
         if ends:
             dst[part] = value
@@ -327,6 +372,11 @@ def _take(src: Any, dst: Any, node: Node | None, tree: PathTree, done: FieldPath
             _take(value, existing, value_node, deeper, here, locations)
         else:
             dst[part] = value
+
+
+def _column(node: Where) -> int:
+    """The 1-based column a node starts at."""
+    return node.column if isinstance(node, Spot) else node.start_mark.column + 1
 
 
 # Every object records the same few paths: one tuple each, shared, so that results pickled by a

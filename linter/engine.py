@@ -155,6 +155,9 @@ def _lint(
     early: dict[str, tuple[bytes | None, str]] | None = None
     if layout is None and not scope.plan_only:
         early = {str(p): read_source(p, settings_for(str(p))) for p in context}
+        # the targets too: read once for both (a file that cannot be read is tried again, for its error)
+        targets = [s._replace(data=_read_early(s, settings_for)) if s.data is None and s.path is not None else s
+                   for s in targets]
     _CRDS = None if scope.plan_only else crd_catalog(
         [(s.display, s.path, s.data) for s in targets], settings_for,
         [(str(p), str(p), early[str(p)][0] if early is not None else None) for p in context])
@@ -521,6 +524,11 @@ def _relabelled(finding: Finding, result: FileResult, unit: Unit) -> Finding:
 def _analyse_all(jobs: list[tuple[str, str | None, bytes | None, Settings, bool]], alone: bool = False) -> list[FileResult]:
     """Targets: (display, path, data, settings, consumed by a render); `alone`: in this process."""
     return _analyse_loaded(_read_all(jobs), full=True, alone=alone)
+
+
+def _read_early(source: Source, settings_for: Callable[[str], Settings]) -> bytes | None:
+    assert source.path is not None
+    return read_source(source.path, settings_for(source.display))[0]
 
 
 def _read_all(jobs: list[tuple[str, str | None, bytes | None, Settings, bool]]) -> Loaded:

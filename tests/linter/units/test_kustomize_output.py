@@ -93,8 +93,9 @@ def test_rendered_objects_are_not_read_again_by_the_linter(tmp_path: Path, monke
     assert len(rendered) > 4
     before = lint(["overlays"], cwd=first)
     read: list[str] = []
-    original = analyse_module.load
+    original, original_plain = analyse_module.load, analyse_module.load_plain
     monkeypatch.setattr(analyse_module, "load", lambda text, *rest: read.append(text) or original(text, *rest))
+    monkeypatch.setattr(analyse_module, "load_plain", lambda text: read.append(text) or original_plain(text))
     after = lint(["overlays"], cwd=second)
     assert (after.code, after.findings) == (before.code, before.findings) and before.findings
     assert read and rendered.isdisjoint(read)  # the kustomizations and patches are read; no rendered object is
