@@ -266,9 +266,245 @@ static PyObject *plain_load(PyObject *module, PyObject *args) {
     return result;
 }
 
+/* -- project(): analyse._take over a table, for data load() made ------------------------------------ */
+
+typedef struct {
+    const unsigned int *cells;
+    Py_ssize_t entries;
+    PyObject *locations;     /* path -> (line, column), 1-based */
+    PyObject *paths;         /* path -> the same path, shared (analyse._PATHS) */
+    Py_ssize_t paths_max;
+    PyObject *star;          /* "*" */
+} Projection;
+
+static int entry_ok(const Projection *p, Py_ssize_t entry) {
+    if (entry < 0 || entry >= p->entries) {
+        PyErr_SetString(PyExc_ValueError, "position table does not match the data");
+        return 0;
+    }
+    return 1;
+}
+
+static Py_ssize_t next_sibling(const Projection *p, Py_ssize_t entry) {
+    return entry + 1 + (Py_ssize_t)p->cells[3 * entry + 2];
+}
+
+/* done + (step,), shared through `paths` while it has room (a new reference) */
+static PyObject *path_to(Projection *p, PyObject *done, PyObject *step) {
+    Py_ssize_t length = PyTuple_GET_SIZE(done);
+    PyObject *path = PyTuple_New(length + 1);
+    if (path == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < length; i++) {
+        PyObject *part = PyTuple_GET_ITEM(done, i);
+        Py_INCREF(part);
+        PyTuple_SET_ITEM(path, i, part);
+    }
+    Py_INCREF(step);
+    PyTuple_SET_ITEM(path, length, step);
+    PyObject *shared = PyDict_GetItemWithError(p->paths, path);
+    if (shared != NULL) {
+        Py_INCREF(shared);
+        Py_DECREF(path);
+        return shared;
+    }
+    if (PyErr_Occurred() || (PyDict_GET_SIZE(p->paths) < p->paths_max && PyDict_SetItem(p->paths, path, path) < 0)) {
+        Py_DECREF(path);
+        return NULL;
+    }
+    return path;
+}
+
+static int record(Projection *p, PyObject *path, Py_ssize_t entry) {
+    PyObject *position = Py_BuildValue("(II)", p->cells[3 * entry] + 1, p->cells[3 * entry + 1] + 1);
+    int failed = position == NULL || PyDict_SetItem(p->locations, path, position) < 0;
+    Py_XDECREF(position);
+    return failed ? -1 : 0;
+}
+
+/* {} for a dict, [None] * len for a list (a new reference) */
+static PyObject *scratch(PyObject *value) {
+    if (PyDict_CheckExact(value))
+        return PyDict_New();
+    Py_ssize_t length = PyList_GET_SIZE(value);
+    PyObject *list = PyList_New(length);
+    if (list == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < length; i++) {
+        Py_INCREF(Py_None);
+        PyList_SET_ITEM(list, i, Py_None);
+    }
+    return list;
+}
+
+static int is_container(PyObject *value) { return PyDict_CheckExact(value) || PyList_CheckExact(value); }
+
+static int take(Projection *p, PyObject *src, PyObject *dst, Py_ssize_t first, PyObject *tree, PyObject *done);
+
+/* take() into a fresh scratch copy of `value`, for the positions below it only */
+static int take_apart(Projection *p, PyObject *value, Py_ssize_t first, PyObject *tree, PyObject *done) {
+    PyObject *copy = scratch(value);
+    int result = copy == NULL ? -1 : take(p, value, copy, first, tree, done);
+    Py_XDECREF(copy);
+    return result;
+}
+
+static int take_items(Projection *p, PyObject *src, PyObject *dst, Py_ssize_t first, PyObject *tree, PyObject *done) {
+    PyObject *star = PyDict_GetItemWithError(tree, p->star);
+    if (star == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    int ends = PyObject_IsTrue(PyTuple_GET_ITEM(star, 0));
+    PyObject *deeper = PyTuple_GET_ITEM(star, 1);
+    Py_ssize_t entry = first;
+    for (Py_ssize_t index = 0; index < PyList_GET_SIZE(src); index++) {
+        if (!entry_ok(p, entry))
+            return -1;
+        PyObject *item = PyList_GET_ITEM(src, index);
+        PyObject *number = PyLong_FromSsize_t(index);
+        PyObject *here = number == NULL ? NULL : path_to(p, done, number);
+        Py_XDECREF(number);
+        if (here == NULL || record(p, here, entry) < 0)
+            goto failed_here;
+        if (ends) {
+            Py_INCREF(item);
+            if (PyList_SetItem(dst, index, item) < 0)
+                goto failed_here;
+        }
+        if (PyDict_GET_SIZE(deeper) > 0) {
+            if (PyList_GET_ITEM(dst, index) == Py_None) {
+                PyObject *made = is_container(item) ? scratch(item) : (Py_INCREF(item), item);
+                if (made == NULL || PyList_SetItem(dst, index, made) < 0)
+                    goto failed_here;
+            }
+            if (is_container(item)) {
+                int result = ends ? take_apart(p, item, entry + 1, deeper, here)
+                                  : take(p, item, PyList_GET_ITEM(dst, index), entry + 1, deeper, here);
+                if (result < 0)
+                    goto failed_here;
+            }
+        }
+        Py_DECREF(here);
+        entry = next_sibling(p, entry);
+        continue;
+    failed_here:
+        Py_XDECREF(here);
+        return -1;
+    }
+    return 0;
+}
+
+#define KNOWN_MAX 128
+
+static int take(Projection *p, PyObject *src, PyObject *dst, Py_ssize_t first, PyObject *tree, PyObject *done) {
+    if (PyList_CheckExact(src))
+        return PyList_CheckExact(dst) ? take_items(p, src, dst, first, tree, done) : 0;
+    if (!PyDict_CheckExact(src) || !PyDict_CheckExact(dst))
+        return 0;
+    /* the entries of src's keys that the tree names, in one pass over src (its keys are in the text's order) */
+    PyObject *known_keys[KNOWN_MAX];
+    Py_ssize_t known_entries[KNOWN_MAX];
+    int known = 0;
+    Py_ssize_t position = 0, entry = first;
+    PyObject *key, *value;
+    while (PyDict_Next(src, &position, &key, &value)) {
+        if (!entry_ok(p, entry))
+            return -1;
+        int wanted = PyDict_Contains(tree, key);
+        if (wanted < 0)
+            return -1;
+        if (wanted) {
+            if (known == KNOWN_MAX) {
+                PyErr_SetString(PyExc_ValueError, "a mapping with more of the tree's keys than project() keeps");
+                return -1;
+            }
+            known_keys[known] = key;
+            known_entries[known++] = entry;
+        }
+        entry = next_sibling(p, entry);
+    }
+    position = 0;
+    PyObject *part, *step;
+    while (PyDict_Next(tree, &position, &part, &step)) {
+        if (PyUnicode_CompareWithASCIIString(part, "*") == 0)
+            continue;
+        Py_ssize_t at = -1;
+        for (int i = 0; i < known && at < 0; i++) {
+            int same = PyObject_RichCompareBool(known_keys[i], part, Py_EQ);
+            if (same < 0)
+                return -1;
+            if (same)
+                at = known_entries[i];
+        }
+        if (at < 0)
+            continue;  /* not in src */
+        value = PyDict_GetItemWithError(src, part);
+        if (value == NULL) {
+            if (PyErr_Occurred())
+                return -1;
+            continue;
+        }
+        Py_INCREF(value);
+        int ends = PyObject_IsTrue(PyTuple_GET_ITEM(step, 0));
+        PyObject *deeper = PyTuple_GET_ITEM(step, 1);
+        PyObject *here = path_to(p, done, part);
+        int failed = here == NULL || record(p, here, at) < 0;
+        if (!failed && ends) {
+            failed = PyDict_SetItem(dst, part, value) < 0;
+            if (!failed && PyDict_GET_SIZE(deeper) > 0 && is_container(value))
+                failed = take_apart(p, value, at + 1, deeper, here) < 0;
+        } else if (!failed && PyDict_CheckExact(value)) {
+            PyObject *fresh = PyDict_New();
+            PyObject *inner = fresh == NULL ? NULL : PyDict_SetDefault(dst, part, fresh);  /* (borrowed) */
+            Py_XDECREF(fresh);
+            failed = inner == NULL || take(p, value, inner, at + 1, deeper, here) < 0;
+        } else if (!failed && PyList_CheckExact(value)) {
+            PyObject *existing = PyDict_GetItemWithError(dst, part);
+            if (existing == NULL && PyErr_Occurred()) {
+                failed = 1;
+            } else if (existing == NULL || !PyList_CheckExact(existing)) {
+                PyObject *fresh = scratch(value);
+                failed = fresh == NULL || PyDict_SetItem(dst, part, fresh) < 0;
+                existing = fresh;
+                Py_XDECREF(fresh);  /* (dst holds it) */
+            }
+            if (!failed)
+                failed = take(p, value, existing, at + 1, deeper, here) < 0;
+        } else if (!failed) {
+            failed = PyDict_SetItem(dst, part, value) < 0;
+        }
+        Py_XDECREF(here);
+        Py_DECREF(value);
+        if (failed)
+            return -1;
+    }
+    return 0;
+}
+
+/* project(obj, cells, first, tree, locations, paths, paths_max) -> the projection of obj (analyse._project) */
+static PyObject *plain_project(PyObject *module, PyObject *args) {
+    PyObject *obj, *tree, *locations, *paths;
+    Py_buffer cells;
+    Py_ssize_t first, paths_max;
+    if (!PyArg_ParseTuple(args, "Oy*nO!O!O!n", &obj, &cells, &first, &PyDict_Type, &tree, &PyDict_Type, &locations,
+                          &PyDict_Type, &paths, &paths_max))
+        return NULL;
+    Projection p = {(const unsigned int *)cells.buf, cells.len / (Py_ssize_t)(3 * sizeof(unsigned int)), locations, paths,
+                    paths_max, PyUnicode_InternFromString("*")};
+    PyObject *out = PyDict_New();
+    PyObject *done = PyTuple_New(0);
+    if (p.star == NULL || out == NULL || done == NULL || take(&p, obj, out, first, tree, done) < 0)
+        Py_CLEAR(out);
+    Py_XDECREF(done);
+    Py_XDECREF(p.star);
+    PyBuffer_Release(&cells);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"load", plain_load, METH_VARARGS,
      "load(text, resolve, memo, implicit_first, max_depth, max_documents) -> (documents, table) or None"},
+    {"project", plain_project, METH_VARARGS,
+     "project(obj, cells, first, tree, locations, paths, paths_max) -> the fields of obj the tree names"},
     {NULL, NULL, 0, NULL},
 };
 

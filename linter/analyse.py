@@ -28,7 +28,7 @@ from ..policies.rule import OBJECT, SET
 from .discover import is_helm_template
 from .units.plan import PATHS as GITOPS_PATHS
 from .loader import Document, Loaded, decode, load, json_non_manifest, locate
-from .plainload import PlainDocument, Spot, load_plain
+from .plainload import PlainDocument, Spot, load_plain, project
 from .suppress import ANNOTATION, Directive, annotation_codes, scan_comments
 
 Locations = dict[FieldPath, tuple[int, int]]
@@ -318,6 +318,10 @@ def _items(node: Where | None, count: int) -> list[Where | None]:
 
 def _project(obj: Any, node: Where, tree: PathTree, locations: Locations) -> dict[str, Any]:
     """Copy only the fields in `tree` of `obj` and record where each step stands in `node`."""
+    if isinstance(node, Spot):
+        projected = project(obj, node, tree, locations, _PATHS, _PATHS_MAX)
+        if projected is not None:
+            return projected
     out: dict[str, Any] = {}
     _take(obj, out, node, tree, (), locations)
     return out

@@ -98,6 +98,20 @@ class Spot:
         return line, column
 
 
+def project(obj: Any, spot: Spot, tree: Any, locations: dict[Any, tuple[int, int]], paths: dict[Any, Any],
+            paths_max: int) -> dict[str, Any] | None:
+    """analyse._project() of data this module read, in C: the fields of `obj` that `tree` names, their
+    positions added to `locations` (each path shared through `paths` while it holds fewer than `paths_max`).
+    None where it cannot (the table does not fit the data, say): `locations` is left empty then."""
+    assert _plainyaml is not None  # (a Spot exists only where the reader does)
+    try:
+        projected: dict[str, Any] = _plainyaml.project(obj, spot.cells, spot.first, tree, locations, paths, paths_max)
+    except ValueError:
+        locations.clear()
+        return None
+    return projected
+
+
 class PlainDocument(NamedTuple):
     """One document read by the compiled reader: its spot, its data and the lines it spans (1-based)."""
 

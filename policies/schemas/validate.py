@@ -51,8 +51,21 @@ class Problem(NamedTuple):
     got: str  # what the object has: a type name ("string"), or the value for an enum problem
 
 
+try:  # the common case, an object with no problem, settled in C (built where a compiler is: setup.py)
+    from ._fits import fits as _fits  # type: ignore[import-not-found,unused-ignore]
+except ImportError:
+    _fits = None
+
+
+def compiled_fit() -> bool:
+    """Whether the C check (_fits.c) is there."""
+    return _fits is not None
+
+
 def validate(compiled: Compiled, obj: Any, limit: int = MAX_PROBLEMS) -> list[Problem]:
     """The problems of `obj` against `compiled` (form.compile_schema's), at most `limit`."""
+    if _fits is not None and compiled.__class__ is list and _fits(compiled, obj):
+        return []  # (where it says no, the walk below finds the problems and their paths)
     problems: list[Problem] = []
     _walk(compiled, 0, obj, (), problems, limit)
     return problems
