@@ -17,7 +17,7 @@ import yaml
 from hypothesis import given, settings, strategies as st
 
 from fieldwarden.linter import analyse as analyse_module, plainload
-from fieldwarden.linter.analyse import analyse
+from fieldwarden.linter.analyse import _PATHS, _PATHS_MAX, _objects, _take, analyse, context_tree
 from fieldwarden.linter.loader import MAX_DEPTH, MAX_DOCUMENTS, decode, load, locate
 from fieldwarden.policies.config import Settings
 
@@ -173,3 +173,70 @@ def test_a_file_lints_the_same_with_and_without_the_reader(monkeypatch: pytest.M
     without = [analyse(str(p), p.read_bytes(), "", settings, True, p) for p in files]
     assert with_reader == without
     assert sum(len(r.objects) for r in with_reader) > 100 and any(r.findings for r in with_reader)
+
+
+def projections(documents: Any, project: Any) -> list[tuple[str, list[tuple[Any, Any]]]]:
+    """Each object's projection and located paths (in order), by `project(obj, place, tree, locations)`."""
+    found = []
+    for document in documents:
+        for _, place, obj in _objects(document.node, document.data):
+            locations: dict[Any, Any] = {}
+            found.append((repr(project(obj, place, context_tree(), locations)), list(locations.items())))
+    return found
+
+
+def _over_nodes(obj: Any, node: Any, tree: Any, locations: Any) -> Any:
+    out: dict[str, Any] = {}
+    _take(obj, out, node, tree, (), locations)
+    return out
+
+
+def _over_table(obj: Any, spot: Any, tree: Any, locations: Any) -> Any:
+    return plainload.project(obj, spot, tree, locations, _PATHS, _PATHS_MAX)
+
+
+def test_projections_over_the_table_equal_those_over_the_node_trees() -> None:
+    objects = 0
+    for path in manifests():
+        text, _ = decode(path.read_bytes())
+        plain = plainload.load_plain(text) if text is not None else None
+        if plain is None:
+            continue
+        assert text is not None
+        mine = projections(plain, _over_table)
+        assert mine == projections(load(text).documents, _over_nodes), path
+        objects += len(mine)
+    assert objects > 300
+
+
+def _shaped(tree: Any) -> Any:
+    """Objects whose keys come from the projection tree (and others), to the tree's depth."""
+    steps = [step for step in tree if step != "*"]
+    leaf = st.one_of(st.none(), st.integers(), st.text(max_size=3), st.booleans())
+    if "*" in tree:
+        inner = _shaped(tree["*"][1]) if tree["*"][1] else leaf
+        return st.lists(st.one_of(inner, leaf), max_size=3)
+    if not steps:
+        return leaf
+    children = {step: st.deferred(lambda step=step: _shaped(tree[step][1]) if tree[step][1] else leaf) for step in steps}
+    return st.dictionaries(st.sampled_from([*steps, "other"]), leaf, max_size=3).flatmap(
+        lambda keys: st.fixed_dictionaries({key: children.get(key, leaf) for key in keys}))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_shaped(context_tree()), st.sampled_from([None, True, False]))
+def test_projections_of_any_shape_equal_those_over_the_node_trees(body: Any, flow: bool | None) -> None:
+    obj = {"apiVersion": "v1", "kind": "Thing", **(body if isinstance(body, dict) else {})}
+    text = yaml.safe_dump(obj, default_flow_style=flow, sort_keys=False)
+    plain = plainload.load_plain(text)
+    assert plain is not None
+    assert projections(plain, _over_table) == projections(load(text).documents, _over_nodes)
+
+
+def test_a_table_that_does_not_fit_the_data_projects_nothing() -> None:
+    plain = plainload.load_plain("apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  labels: {a: b}\n")
+    assert plain is not None
+    document = plain[0]
+    short = plainload.Spot(document.node.cells[:6], document.node.first, 1, 1)  # two entries of the table's six
+    locations: dict[Any, Any] = {}
+    assert plainload.project(document.data, short, context_tree(), locations, {}, 10) is None and locations == {}
