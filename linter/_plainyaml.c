@@ -253,11 +253,16 @@ static PyObject *plain_load(PyObject *module, PyObject *args) {
     PyObject *result = NULL;
     if (plain) {
         PyObject *cells = PyBytes_FromStringAndSize((const char *)table.cells, (Py_ssize_t)(table.used * sizeof *table.cells));
-        result = cells == NULL ? NULL : Py_BuildValue("(NN)", documents, cells);
-        if (result == NULL)
+        if (cells == NULL)
             Py_DECREF(documents);
+        else
+            result = Py_BuildValue("(NN)", documents, cells);  /* (N: both given to the tuple, or released) */
     } else {
         Py_DECREF(documents);
+        if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) {
+            PyMem_Free(table.cells);
+            return NULL;  /* KeyboardInterrupt and the like (from the resolver): not a reason to fall back */
+        }
         PyErr_Clear();
         result = Py_None;
         Py_INCREF(result);

@@ -20,6 +20,7 @@ from fieldwarden.linter import analyse as analyse_module, plainload
 from fieldwarden.linter.analyse import _PATHS, _PATHS_MAX, _objects, _take, analyse, context_tree
 from fieldwarden.linter.loader import MAX_DEPTH, MAX_DOCUMENTS, decode, load, locate
 from fieldwarden.policies.config import Settings
+from fieldwarden.policies.schemas import validate as validate_module
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -165,13 +166,15 @@ def test_dumped_data_reads_as_the_full_loader_reads_it(data: Any, flow: bool | N
     assert same_as_full(text) or "!!" in text  # (quoted non-strings are dumped with their tags)
 
 
-def test_a_file_lints_the_same_with_and_without_the_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_lints_the_same_with_and_without_the_c_extensions(monkeypatch: pytest.MonkeyPatch) -> None:
     settings = Settings({}, None)
     files = [p for p in manifests() if "fixtures" in p.parts]
     with_reader = [analyse(str(p), p.read_bytes(), "", settings, True, p) for p in files]
     monkeypatch.setattr(analyse_module, "load_plain", lambda text: None)
     without = [analyse(str(p), p.read_bytes(), "", settings, True, p) for p in files]
-    assert with_reader == without
+    monkeypatch.setattr(validate_module, "_fits", None)  # and without the C schema check: all in Python
+    in_python = [analyse(str(p), p.read_bytes(), "", settings, True, p) for p in files]
+    assert with_reader == without == in_python
     assert sum(len(r.objects) for r in with_reader) > 100 and any(r.findings for r in with_reader)
 
 
@@ -240,3 +243,17 @@ def test_a_table_that_does_not_fit_the_data_projects_nothing() -> None:
     short = plainload.Spot(document.node.cells[:6], document.node.first, 1, 1)  # two entries of the table's six
     locations: dict[Any, Any] = {}
     assert plainload.project(document.data, short, context_tree(), locations, {}, 10) is None and locations == {}
+
+
+def test_an_error_in_the_resolver_falls_back_and_an_interrupt_goes_through(monkeypatch: pytest.MonkeyPatch) -> None:
+    def failing(kind: type[BaseException]) -> Any:
+        def resolve(text: str) -> Any:
+            raise kind(text)
+        return resolve
+
+    monkeypatch.setattr(plainload, "_VALUES", {})
+    monkeypatch.setattr(plainload, "_plain_value", failing(ValueError))
+    assert plainload.load_plain("a: 12\n") is None
+    monkeypatch.setattr(plainload, "_plain_value", failing(KeyboardInterrupt))
+    with pytest.raises(KeyboardInterrupt):
+        plainload.load_plain("a: 12\n")
