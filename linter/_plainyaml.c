@@ -187,6 +187,10 @@ static PyObject *plain_load(PyObject *module, PyObject *args) {
         }
         case YAML_SEQUENCE_END_EVENT:
         case YAML_MAPPING_END_EVENT: {
+            if (depth == 0) {  /* (libyaml's events are balanced: never met) */
+                plain = 0;
+                break;
+            }
             Frame *top = &stack[--depth];
             if (top->owner >= 0)
                 table.cells[3 * top->owner + 2] = (unsigned int)(table.used / 3 - (size_t)top->owner - 1);
