@@ -23,6 +23,8 @@ try:
     from . import _plainyaml  # type: ignore[attr-defined]
 except ImportError:  # not built (no compiler or no libyaml headers where it was installed)
     _plainyaml = None
+if not getattr(yaml, "__with_libyaml__", False):
+    _plainyaml = None  # the full loader is PyYAML's Python parser then: the reader answers as libyaml does
 
 _RESOLVER = yaml.resolver.Resolver()  # the implicit resolvers of the full loader's CSafeLoader
 _IMPLICIT = "".join(sorted(first for first in _IMPLICIT_FIRST if first))
