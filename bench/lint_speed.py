@@ -15,7 +15,8 @@ a. one small file linted as pre-commit does (`fieldwarden lint FILE` in a small 
 b. the whole corpus, `fieldwarden lint --no-context CORPUS` end to end in a subprocess:
    CPU time of its process tree (its worker processes included) vs merely reading +
    `yaml.compose_all(CSafeLoader)` the same files in this process, paired runs; target: the
-   median ratio <= 1.2 (CPU time, so that a busy machine does not hide work the lint adds).
+   median ratio <= 1.2 (CPU time, so that a busy machine does not hide work the lint adds). The
+   lint runs as installed here: with the C extensions where they were built (the header says).
    Objects/s of both are shown beside, and in how many runs the lint's worker pool ran (sampled:
    it starts only where cores are idle, engine.workers_for). In the same interleaved runs, the lint
    without schema validation (`--ignore FW601,FW602`): with it, CPU time <= 1.3x (issue 24).
@@ -313,6 +314,15 @@ def _link_schemas(site: Path) -> None:
 
 
 _MAIN = "import sys; from fieldwarden.cli import main; sys.exit(main())"
+
+
+def _extensions() -> str:
+    """Whether this interpreter's fieldwarden (the command's: fieldwarden_command) has the C extensions
+    (setup.py): rows b-g run with them where it does."""
+    found = subprocess.run([sys.executable, "-c", "from fieldwarden.linter import plainload; from fieldwarden.policies."
+                            "schemas import validate; print(plainload.available(), validate.compiled_fit())"],
+                           capture_output=True, text=True, env=ENV, cwd=tempfile.gettempdir()).stdout.strip()
+    return {"True True": "yes (the compiled reader and schema check)", "False False": "NO"}.get(found, found or "?")
 
 
 def bare_interpreter(work: Path) -> tuple[list[str], dict[str, str]]:
@@ -844,7 +854,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     fw = fieldwarden_command()
     print(f"corpus: {info['files']} files, {objects} objects, {info['bytes'] / 1e6:.1f} MB ({args.corpus})")
     print(f"command: {' '.join(fw)}; python {sys.version.split()[0]}; {os.cpu_count()} CPUs; "
-          f"libyaml {'yes' if _LOADER is not yaml.SafeLoader else 'NO'}")
+          f"libyaml {'yes' if _LOADER is not yaml.SafeLoader else 'NO'}; C extensions {_extensions()}")
     rows: list[Row] = []
     single = None
     with tempfile.TemporaryDirectory(prefix="fieldwarden-bench-") as temporary:
