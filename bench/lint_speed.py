@@ -151,9 +151,7 @@ def bench_startup(corpus: Path, work: Path, runs: int, fw: list[str]) -> tuple[l
         python, script, env = regular_install()
     except (OSError, subprocess.CalledProcessError) as exc:  # e.g. no build backend and no package index
         return [Row("a  one file, regular install", "-", f"could not build the install: {exc}", "-", "<= 1.3", None)], None
-    built = subprocess.run([str(python), "-c", "from fieldwarden.linter import plainload; from fieldwarden.policies.schemas import "
-                            "validate; print(plainload.available() and validate.compiled_fit())"],
-                           cwd=repo, env=env, capture_output=True, text=True).stdout.strip() == "True"
+    built = _extensions(str(python), env)
     lint = [str(script), "lint", target.name]
     version = [str(script), "--version"]
     baseline = [str(python), "-c", "import yaml"]
@@ -171,8 +169,7 @@ def bench_startup(corpus: Path, work: Path, runs: int, fw: list[str]) -> tuple[l
     cb, cm, cv = (statistics.median(cpu[name][-runs:]) for name in ("base", "lint", "version"))
     size = target.stat().st_size
     rows = [
-        Row(f"a  one file ({size / 1000:.1f} kB), repo of {len(files)} files, regular install "
-            f"({'with' if built else 'without'} the C extensions)",
+        Row(f"a  one file ({size / 1000:.1f} kB), repo of {len(files)} files, regular install (C extensions {built})",
             f"import yaml {ms(b)}", f"lint {ms(m)}", f"{m / b:.2f}", "<= 1.3", m / b <= 1.3),
         Row("   fieldwarden --version", f"import yaml {ms(b)}", f"--version {ms(v)}", f"{v / b:.2f}", "<= 1.1",
             v / b <= 1.1),
@@ -316,13 +313,13 @@ def _link_schemas(site: Path) -> None:
 _MAIN = "import sys; from fieldwarden.cli import main; sys.exit(main())"
 
 
-def _extensions() -> str:
-    """Whether this interpreter's fieldwarden (the command's: fieldwarden_command) has the C extensions
-    (setup.py): rows b-g run with them where it does."""
-    found = subprocess.run([sys.executable, "-c", "from fieldwarden.linter import plainload; from fieldwarden.policies."
+def _extensions(python: str = sys.executable, env: dict[str, str] = ENV) -> str:
+    """Whether an interpreter's fieldwarden has the C extensions (setup.py): row a's regular install, and this
+    interpreter's, whose command (fieldwarden_command) rows b-g run."""
+    found = subprocess.run([python, "-c", "from fieldwarden.linter import plainload; from fieldwarden.policies."
                             "schemas import validate; print(plainload.available(), validate.compiled_fit())"],
-                           capture_output=True, text=True, env=ENV, cwd=tempfile.gettempdir()).stdout.strip()
-    return {"True True": "yes (the compiled reader and schema check)", "False False": "NO"}.get(found, found or "?")
+                           capture_output=True, text=True, env=env, cwd=tempfile.gettempdir()).stdout.strip()
+    return {"True True": "yes", "False False": "NO"}.get(found, found or "?")
 
 
 def bare_interpreter(work: Path) -> tuple[list[str], dict[str, str]]:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from fieldwarden.linter import cli as lint_cli
-from fieldwarden.linter import engine
+from fieldwarden.linter import analyse as analyse_module, engine
 from tests.helpers import FIXTURES, git_repo, lint
 
 RENDERED = ("Chart.yaml", "kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -61,3 +61,22 @@ def test_one_file_at_a_time_finds_what_unitrun_finds(repo: Path, without: str, t
         found.append([lint([name], cwd=project) for name in files])
     assert len(plain_runs) == len(files)  # the first pass went without UnitRun, the second through it
     assert found[0] == found[1]
+
+
+def test_a_plain_lint_reads_each_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CRD scan and the analysis share the bytes of each target and context file (engine._lint)."""
+    project = tmp_path / "sample-folders"
+    shutil.copytree(FIXTURES / "repos" / "sample-folders", project)
+    git_repo(project)
+    reads: dict[str, int] = {}
+    original = analyse_module.read_source
+
+    def counted(path: Any, settings: Any) -> Any:
+        reads[str(path)] = reads.get(str(path), 0) + 1
+        return original(path, settings)
+
+    monkeypatch.setattr(analyse_module, "read_source", counted)  # (crds.py imports it from there when it runs)
+    monkeypatch.setattr(engine, "read_source", counted)
+    found = lint(["."], cwd=project)
+    assert found.findings and len(reads) > 3
+    assert set(reads.values()) == {1}, {path: count for path, count in reads.items() if count > 1}
